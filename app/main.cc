@@ -1,0 +1,35 @@
+// ringrl: one binary, one subcommand per user task (see `ringrl --help`).
+#include <cstdio>
+#include <exception>
+#include <system_error>
+
+#include <CLI/CLI.hpp>
+
+#include "app/commands.h"
+#include "common/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App root{"ringrl: actor-learner reinforcement learning on one machine"};
+  root.require_subcommand(1);
+  root.set_version_flag("--version", "ringrl 0.1.0");
+  CLI::App* bench = root.add_subcommand("bench", "Measure throughput (ring, bf, env, npe)");
+  bench->require_subcommand(1);
+
+  ringrl::app::add_foundation_commands(root, *bench);
+  ringrl::app::add_bf_commands(root, *bench);
+  ringrl::app::add_env_commands(root, *bench);
+  ringrl::app::add_train_commands(root, *bench);
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return root.exit(e);
+  } catch (const ringrl::UsageError& e) {
+    std::fprintf(stderr, "ringrl: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ringrl: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,1 @@
+// Placeholder until the bf benchmark lands.

@@ -1,0 +1,1 @@
+// Placeholder until the env benchmark lands.

@@ -1,0 +1,47 @@
+# Shared build settings for ringrl's own targets.
+
+# Warnings and sanitizers apply to our code only (third-party headers come in as -isystem).
+function(ringrl_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+  if(RINGRL_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+endfunction()
+
+if(RINGRL_SANITIZE)
+  add_compile_options(-fsanitize=${RINGRL_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${RINGRL_SANITIZE})
+endif()
+
+# ringrl_add_library(NAME name ALIAS ringrl::name SOURCES ... PUBLIC_LIBS ... PRIVATE_LIBS ...)
+function(ringrl_add_library)
+  cmake_parse_arguments(A "" "NAME;ALIAS" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  add_library(${A_NAME} STATIC ${A_SOURCES})
+  add_library(${A_ALIAS} ALIAS ${A_NAME})
+  target_include_directories(${A_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${A_NAME} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
+  set_target_properties(${A_NAME} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  ringrl_target_defaults(${A_NAME})
+endfunction()
+
+# ringrl_add_test(NAME name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [NEEDS_CLI])
+# One GoogleTest binary; each TEST becomes its own ctest entry. The binary sees
+# RINGRL_BINARY (path of the `ringrl` executable) and RINGRL_SOURCE_DIR; NEEDS_CLI makes the
+# test build after `ringrl` (for tests that run the CLI).
+# Label "concurrency" marks tests that CI also runs under TSan.
+function(ringrl_add_test)
+  cmake_parse_arguments(A "NEEDS_CLI" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 120)
+  endif()
+  add_executable(${A_NAME} ${A_SOURCES})
+  target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${A_NAME} PRIVATE
+    RINGRL_BINARY="$<TARGET_FILE:ringrl>" RINGRL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(A_NEEDS_CLI)
+    add_dependencies(${A_NAME} ringrl)
+  endif()
+  ringrl_target_defaults(${A_NAME})
+  gtest_discover_tests(${A_NAME} DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+endfunction()

@@ -1,0 +1,38 @@
+# Finds LibTorch for the learner and the torch-using actors.
+#
+# Order: an explicit Torch_DIR / CMAKE_PREFIX_PATH wins; otherwise the LibTorch inside the
+# python3 `torch` wheel (CUDA build on PyPI); otherwise a system LibTorch (Debian's libtorch-dev,
+# CPU only). RINGRL_TORCH_SOURCE=python|system forces one of the two.
+set(RINGRL_TORCH_SOURCE "auto" CACHE STRING "Where LibTorch comes from: auto, python or system")
+set_property(CACHE RINGRL_TORCH_SOURCE PROPERTY STRINGS auto python system)
+
+if(NOT Torch_DIR AND NOT RINGRL_TORCH_SOURCE STREQUAL "system")
+  find_program(RINGRL_PYTHON NAMES python3 python)
+  if(RINGRL_PYTHON)
+    execute_process(
+      COMMAND ${RINGRL_PYTHON} -c "import torch.utils, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
+      OUTPUT_VARIABLE _ringrl_torch_prefix RESULT_VARIABLE _ringrl_torch_rc ERROR_QUIET)
+  endif()
+  if(_ringrl_torch_rc EQUAL 0 AND _ringrl_torch_prefix)
+    message(STATUS "ringrl: LibTorch from the python torch wheel: ${_ringrl_torch_prefix}")
+    list(PREPEND CMAKE_PREFIX_PATH "${_ringrl_torch_prefix}")
+  elseif(RINGRL_TORCH_SOURCE STREQUAL "python")
+    message(FATAL_ERROR "ringrl: RINGRL_TORCH_SOURCE=python but '${RINGRL_PYTHON} -c \"import torch\"' failed")
+  endif()
+endif()
+
+# CUDA 12.9+ ships only the header-only nvtx3; older Torch configs still ask for CUDA::nvToolsExt.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND AND TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
+  add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
+  set(TORCH_CUDA_USE_NVTX3 ON)
+endif()
+
+find_package(Torch REQUIRED)
+if(TARGET torch_cuda)
+  set(RINGRL_HAVE_TORCH_CUDA ON)
+else()
+  set(RINGRL_HAVE_TORCH_CUDA OFF)
+endif()
+message(STATUS "ringrl: Torch ${Torch_VERSION}, torch_cuda target: ${RINGRL_HAVE_TORCH_CUDA}")
