@@ -1,0 +1,146 @@
+// PqtLearner: one PG / PQT / PG+PQT update of the program policy per call (spec §5.3-§5.7).
+//
+// Contract:
+// * Owns the policy parameters (learner/policy.h), the TF1 RMSProp state, the per-timestep
+//   EMA baselines and the MaxUniquePriorityQueue. Torch stays behind the pimpl: this header
+//   is torch-free, so the driver and the CLI include it cheaply.
+// * step(batch) does, in this order (§5.7): validate; build tensors (pinned host staging +
+//   non_blocking copies on CUDA); draw topk_batch_size programs from the queue (state left by
+//   the previous step; the dummy [EOS] target if it is empty, see dummy_topk_on_empty_queue);
+//   forward; total loss; backward; global-norm clip; RMSProp; EMA baseline update (episode
+//   order); push the batch's argmax-reward episode (first index on ties) into the queue;
+//   version += 1. It returns once all device work is done (its stats are read back).
+// * Policy lag: an episode with policy_versions[i] != version() gets per-token truncated
+//   importance weights min(is_clip, exp(log pi - log mu)) on its PG terms (lag_correction);
+//   episodes of the current version get weight 1 exactly (on-policy math of §5.3).
+// * One thread uses an instance. Bad options throw UsageError at construction; a bad batch
+//   throws UsageError from step() before any state changes.
+// * Device: "auto" (cuda:0 if torch::cuda::is_available(), else cpu), "cpu" or "cuda:N";
+//   asking for CUDA where it is unavailable throws UsageError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/policy_layout.h"
+#include "learner/episode_batch.h"
+#include "learner/profile.h"
+#include "learner/top_k_queue.h"
+
+namespace ringrl::learner {
+
+/// Which loss terms are trained (spec §6.2): pg-20M, topk-20M, pg-topk-20M.
+enum class TrainMode { kPg, kPqt, kPgPqt };
+/// "pg" / "pqt" / "pg+pqt" (also accepts "topk" and "pg+topk"); UsageError otherwise.
+TrainMode parse_train_mode(const std::string& name);
+const char* train_mode_name(TrainMode mode);
+
+/// How stale episodes (policy_versions[i] != version()) are weighted in the PG term.
+enum class LagCorrection { kNone, kTruncatedPerToken };
+
+/// Paper magic: PG and entropy are batch means times 64 (MAGIC_LOSS_MULTIPLIER, §5.3).
+inline constexpr double kMagicLossMultiplier = 64.0;
+/// Logit given to EOS when eos_token is false (§5.1).
+inline constexpr float kEosMaskedLogit = -2.4e38f;
+/// TF1 BasicLSTMCell forget bias added at run time.
+inline constexpr float kForgetBias = 1.0f;
+
+struct LearnerOptions {
+  PolicyShape shape{};
+  int batch_size = 64;     // B: episodes per step (a step accepts 1..batch_size)
+  int max_len = 100;       // T: timestep_limit
+  bool eos_token = false;  // false: EOS logit forced to kEosMaskedLogit
+  TrainMode mode = TrainMode::kPqt;
+
+  double lr = 1e-4;
+  double entropy_beta = 0.01;
+  double pi_loss_hparam = 1.0;     // used in kPg / kPgPqt
+  double topk_loss_hparam = 200.0; // used in kPqt / kPgPqt
+  int topk = 10;                   // queue capacity
+  int topk_batch_size = 1;         // queue programs per step
+  double regularizer = 0.0;        // L2 on LSTM kernels and output (not the embedding)
+  double grad_clip = 50.0;         // global norm; <= 0 disables
+  double param_init_factor = 0.5;
+  double ema_baseline_decay = 0.99;
+  double rms_decay = 0.99;
+  double rms_epsilon = 1e-10;
+  double rms_initial_accumulator = 1.0;
+  /// Faithful quirk of §5.4: on an empty queue the top-k loss still runs on [EOS].
+  bool dummy_topk_on_empty_queue = true;
+  LagCorrection lag_correction = LagCorrection::kTruncatedPerToken;
+  double is_clip = 1.0;            // truncation c of the lag importance weights
+  std::string device = "auto";     // auto | cpu | cuda:N
+  std::uint64_t seed = 1;          // parameter init and queue sampling
+
+  /// §6.2 paper settings for a mode (pg-20M / topk-20M / pg-topk-20M).
+  static LearnerOptions paper(TrainMode mode);
+  /// Throws UsageError naming the first bad field.
+  void validate() const;
+  bool pg_enabled() const { return mode != TrainMode::kPqt && pi_loss_hparam != 0.0; }
+  bool topk_enabled() const {
+    return mode != TrainMode::kPg && topk > 0 && topk_loss_hparam != 0.0;
+  }
+};
+
+/// What one step did. Loss terms are the unweighted values of §5.3 (before the hparams).
+struct StepStats {
+  std::uint64_t version = 0;  // version after the step
+  double total_loss = 0.0;    // may be +inf on the first PQT step (dummy [EOS] target)
+  double pg_loss = 0.0;       // L_pg (x64 included)
+  double entropy = 0.0;       // H (x64 included)
+  double topk_loss = 0.0;     // L_topk (batch mean, no x64)
+  double grad_norm = 0.0;     // global norm before clipping
+  bool clipped = false;
+  double mean_reward = 0.0;
+  double max_reward = 0.0;
+  int argmax_index = 0;       // episode pushed into the queue
+  bool pushed = false;        // it entered the queue
+  int topk_samples = 0;       // real queue programs trained on (0 with the dummy)
+  std::size_t queue_size = 0;
+  double queue_max_score = 0.0;
+  std::uint64_t lag_min = 0, lag_median = 0, lag_max = 0;  // version() - policy_version
+  int stale_episodes = 0;
+};
+
+class PqtLearner {
+ public:
+  explicit PqtLearner(const LearnerOptions& options);
+  ~PqtLearner();
+  PqtLearner(const PqtLearner&) = delete;
+  PqtLearner& operator=(const PqtLearner&) = delete;
+
+  /// One update (see the contract). `profiler` may be null.
+  StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler = nullptr);
+
+  /// Copies the current parameters into `dst` (layout().num_floats() floats), host side.
+  void write_blob(float* dst) const;
+  /// Replaces the parameters from a blob (optimizer and baselines unchanged).
+  void read_blob(const float* src);
+
+  const PolicyLayout& layout() const;
+  const LearnerOptions& options() const;
+  std::uint64_t version() const;
+  std::string device() const;  // resolved, e.g. "cpu" or "cuda:0"
+  const std::vector<double>& baselines() const;  // [T]
+  const MaxUniquePriorityQueue& queue() const;
+  MaxUniquePriorityQueue& queue();
+
+  /// Teacher-forced logits [B, T, vocab] (row-major, host) of the current policy for
+  /// tokens [B, T] (the EOS mask applied); for tests and actor/learner agreement checks.
+  std::vector<float> logits(const std::vector<std::int32_t>& tokens, int b, int t) const;
+
+  /// Checkpoint of everything step() depends on: parameters, RMSProp accumulators,
+  /// baselines, queue, sampling RNG, version. load_state throws UsageError on a foreign or
+  /// malformed string (different layout fingerprint, T, or magic).
+  std::string save_state() const;
+  void load_state(const std::string& bytes);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringrl::learner
