@@ -34,6 +34,12 @@ inline constexpr std::size_t kPolicyBlobAlignFloats = 16;
 inline constexpr std::uint32_t kPolicyLayoutVersion = 1;
 /// Number of LSTM gates per unit (i, j, f, o).
 inline constexpr int kLstmGates = 4;
+/// Token 0 is EOS; it doubles as the start token (spec §2, §5.2).
+inline constexpr int kPolicyEosToken = 0;
+/// Logit given to EOS when eos_token is false, so EOS is never drawn (spec §5.1).
+inline constexpr float kPolicyEosMaskedLogit = -2.4e38f;
+/// TF1 BasicLSTMCell forget bias, added to the f gate at run time (not stored in the blob).
+inline constexpr float kPolicyForgetBias = 1.0f;
 
 /// Sizes of the policy network. Defaults: spec §6.1 (9 BF tokens, embedding 10, 2 x 35 LSTM).
 struct PolicyShape {

@@ -1,0 +1,19 @@
+// Record types carried by the actor rings. Each type's payload layout is defined by the
+// component that produces it; this registry only keeps the numbers unique (1..kMaxRecordType).
+#pragma once
+
+#include <cstdint>
+
+namespace ringrl {
+
+enum RecordType : std::uint16_t {
+  kRecordDemoGradient = 1,   // app/foundation_cmd.cc: `ringrl demo`
+  kRecordProgramEpisode = 2,  // program synthesis: one sampled and scored program
+  kRecordTransition = 3,      // HIRO low level
+  kRecordMetaTransition = 4,  // HIRO high level
+  kRecordBench = 5,           // `ringrl bench ring`
+};
+
+constexpr std::uint64_t record_type_bit(RecordType t) noexcept { return std::uint64_t{1} << t; }
+
+}  // namespace ringrl

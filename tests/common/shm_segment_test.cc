@@ -1,0 +1,183 @@
+#include "common/shm_segment.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "common/errors.h"
+#include "common/run_segment.h"
+#include "tests/common/test_util.h"
+
+namespace ringrl {
+namespace {
+
+using testing::shm_exists;
+using testing::unique_run_id;
+
+std::string attach_error(const std::string& name, const AttachOptions& o = {}) {
+  try {
+    ShmSegment::attach(name, o);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShmSegment, NameCarriesUidAndRunId) {
+  EXPECT_EQ(segment_name("abc"), "ringrl-" + std::to_string(getuid()) + "-abc");
+  EXPECT_THROW(segment_name(""), UsageError);
+  EXPECT_THROW(segment_name("has/slash"), UsageError);
+  EXPECT_THROW(segment_name(std::string(49, 'a')), UsageError);
+  try {
+    segment_name("a b");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a b'"), std::string::npos);
+  }
+}
+
+TEST(ShmSegment, CreatorUnlinksOnDestructionAndModeIs0600) {
+  const std::string id = unique_run_id("own");
+  const std::string name = segment_name(id);
+  {
+    ShmSegment s = ShmSegment::create(name, 4096, id);
+    s.mark_ready();
+    ASSERT_TRUE(shm_exists(name));
+    struct stat st {};
+    ASSERT_EQ(stat(("/dev/shm/" + name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ShmSegment moved = std::move(s);  // ownership moves; only one unlink
+    EXPECT_TRUE(moved.is_owner());
+    EXPECT_FALSE(s.is_owner());
+  }
+  EXPECT_FALSE(shm_exists(name));
+}
+
+TEST(ShmSegment, AttachSeesCreatorBytes) {
+  const std::string id = unique_run_id("see");
+  ShmSegment s = ShmSegment::create(segment_name(id), 8192, id);
+  s.data()[5000] = std::byte{42};
+  s.mark_ready();
+  ShmSegment a = ShmSegment::attach(s.name());
+  EXPECT_FALSE(a.is_owner());
+  EXPECT_EQ(a.size(), 8192u);
+  EXPECT_EQ(a.data()[5000], std::byte{42});
+  EXPECT_STREQ(a.header().run_id, id.c_str());
+}
+
+TEST(ShmSegmentAttach, MissingSegment) {
+  const std::string e = attach_error(segment_name(unique_run_id("missing")));
+  EXPECT_NE(e.find("does not exist"), std::string::npos) << e;
+}
+
+TEST(ShmSegmentAttach, BadMagic) {
+  const std::string id = unique_run_id("magic");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  s.mark_ready();
+  s.header().magic = 0x1234;
+  const std::string e = attach_error(s.name());
+  EXPECT_NE(e.find("bad magic"), std::string::npos) << e;
+}
+
+TEST(ShmSegmentAttach, BadVersion) {
+  const std::string id = unique_run_id("version");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  s.mark_ready();
+  s.header().layout_version = kSegmentLayoutVersion + 1;
+  const std::string e = attach_error(s.name());
+  EXPECT_NE(e.find("layout version " + std::to_string(kSegmentLayoutVersion + 1)), std::string::npos) << e;
+}
+
+TEST(ShmSegmentAttach, BadSize) {
+  const std::string id = unique_run_id("size");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  s.mark_ready();
+  s.header().total_bytes = 8192;
+  std::string e = attach_error(s.name());
+  EXPECT_NE(e.find("header says 8192 bytes but the segment has 4096"), std::string::npos) << e;
+  s.header().total_bytes = 4096;
+  AttachOptions o;
+  o.expected_bytes = 1234;
+  e = attach_error(s.name(), o);
+  EXPECT_NE(e.find("size 4096 bytes, expected 1234"), std::string::npos) << e;
+}
+
+TEST(ShmSegmentAttach, WrongCreator) {
+  const std::string id = unique_run_id("creator");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  s.mark_ready();
+  AttachOptions o;
+  o.expected_creator = getpid() + 100000;
+  const std::string e = attach_error(s.name(), o);
+  EXPECT_NE(e.find("creator pid"), std::string::npos) << e;
+}
+
+TEST(ShmSegment, LiveRunIsRefused) {
+  const std::string id = unique_run_id("live");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  s.mark_ready();
+  try {
+    ShmSegment::create(segment_name(id), 4096, id);
+    FAIL() << "second create of a live segment succeeded";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("live run"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(shm_exists(s.name()));
+}
+
+TEST(ShmSegment, StaleSegmentOfADeadCreatorIsReclaimed) {
+  const std::string id = unique_run_id("stale");
+  const std::string name = segment_name(id);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ShmSegment s = ShmSegment::create(name, 4096, id);
+    s.mark_ready();
+    _exit(0);  // no destructor: the segment is left behind, as after a crash
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(shm_exists(name));
+  const std::string e = attach_error(name);
+  EXPECT_NE(e.find("is not running"), std::string::npos) << e;
+  ShmSegment s = ShmSegment::create(name, 8192, id);
+  EXPECT_EQ(s.size(), 8192u);
+  EXPECT_EQ(s.header().creator_pid, getpid());
+}
+
+TEST(RunSegment, LayoutValidationNamesTheValue) {
+  RunLayoutOptions o;
+  o.num_actors = 0;
+  EXPECT_THROW(compute_run_layout(o), UsageError);
+  o.num_actors = 2;
+  o.ring_capacity = 5000;
+  try {
+    compute_run_layout(o);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("5000"), std::string::npos);
+  }
+}
+
+TEST(RunSegment, AttachFindsSameLayoutAndRejectsDamagedLayout) {
+  RunLayoutOptions o;
+  o.num_actors = 3;
+  o.ring_capacity = 1 << 16;
+  o.weight_capacity = 1000;
+  RunSegment seg = RunSegment::create(unique_run_id("layout"), o);
+  RunSegment a = RunSegment::attach(seg.name());
+  EXPECT_EQ(a.num_actors(), 3u);
+  EXPECT_EQ(a.ring(2)->capacity, 1u << 16);
+  EXPECT_EQ(a.weights()->capacity, 1000u);
+  EXPECT_THROW(a.slot(3), UsageError);
+  // Damage the stored layout: attach must refuse it.
+  auto* stored = reinterpret_cast<RunLayoutBlock*>(reinterpret_cast<std::byte*>(&seg.control()) -
+                                                    (seg.layout().control_offset - sizeof(SegmentHeader)));
+  stored->rings_offset += 64;
+  EXPECT_THROW(RunSegment::attach(seg.name()), UsageError);
+}
+
+}  // namespace
+}  // namespace ringrl
