@@ -1,6 +1,401 @@
-// Placeholder until the bf commands land.
+// `ringrl bf ...` (run, score, cases, tasks) and `ringrl bench bf`.
+//
+// Output is JSON (one object per line for the --jsonl streams); bad arguments throw
+// UsageError. In a --jsonl stream a bad line yields {"error": "line N: ..."} in its place
+// and the stream goes on.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "app/commands.h"
+#include "bench/bf_bench.h"
+#include "common/errors.h"
+#include "envs/bf/machine.h"
+#include "envs/bf/scorer.h"
+#include "envs/bf/tasks.h"
 
 namespace ringrl::app {
-void add_bf_commands(CLI::App&, CLI::App&) {}
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Cells = std::vector<std::int64_t>;
+
+// --- Parsing helpers -----------------------------------------------------------------------
+
+// CODE or @FILE. A file's single trailing newline (LF or CRLF) is not part of the program.
+std::string load_code(const std::string& arg) {
+  if (arg.empty() || arg[0] != '@') return arg;
+  const std::string path = arg.substr(1);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError("bf: cannot read program file '" + path + "'");
+  std::ostringstream text;
+  text << file.rdbuf();
+  std::string code = text.str();
+  if (!code.empty() && code.back() == '\n') code.pop_back();
+  if (!code.empty() && code.back() == '\r') code.pop_back();
+  return code;
+}
+
+// "1,2,3" (optionally in brackets, spaces allowed); "" is the empty input.
+Cells parse_int_list(const std::string& text, const std::string& what) {
+  std::string body;
+  for (const char c : text) {
+    if (c != ' ' && c != '[' && c != ']') body += c;
+  }
+  Cells values;
+  if (body.empty()) return values;
+  std::size_t start = 0;
+  while (start <= body.size()) {
+    const std::size_t comma = std::min(body.find(',', start), body.size());
+    const std::string item = body.substr(start, comma - start);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = std::string::npos;
+    }
+    if (item.empty() || used != item.size()) {
+      throw UsageError("bf: " + what + " must be comma-separated integers, got '" + text + "'");
+    }
+    values.push_back(v);
+    start = comma + 1;
+  }
+  return values;
+}
+
+std::optional<std::int64_t> parse_max_steps(const std::string& text) {
+  if (text == "none" || text == "null") return std::nullopt;
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = std::string::npos;
+  }
+  if (used != text.size()) {
+    throw UsageError("bf: --max-steps must be an integer or 'none', got '" + text + "'");
+  }
+  return v;
+}
+
+std::int64_t json_int(const Json& j, const char* key) {
+  if (!j.is_number_integer()) throw UsageError(std::string("\"") + key + "\" must be an integer");
+  if (j.is_number_unsigned() &&
+      j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    throw UsageError(std::string("\"") + key + "\" is out of range");
+  }
+  return j.get<std::int64_t>();
+}
+
+Cells json_cells(const Json& j, const char* key) {
+  if (!j.is_array()) throw UsageError(std::string("\"") + key + "\" must be a list of integers");
+  Cells cells;
+  for (const Json& v : j) cells.push_back(json_int(v, key));
+  return cells;
+}
+
+bool json_bool(const Json& j, const char* key) {
+  if (!j.is_boolean()) throw UsageError(std::string("\"") + key + "\" must be true or false");
+  return j.get<bool>();
+}
+
+std::string json_string(const Json& j, const char* key) {
+  if (!j.is_string()) throw UsageError(std::string("\"") + key + "\" must be a string");
+  return j.get<std::string>();
+}
+
+// --- Result rendering --------------------------------------------------------------------
+
+Json run_json(const bf::RunResult& r) {
+  Json j;
+  j["output"] = r.output;
+  j["success"] = r.success;
+  j["failure_reason"] = std::string(bf::to_string(r.reason));
+  j["steps"] = r.steps;
+  j["memory"] = r.memory;
+  return j;
+}
+
+Json score_json(const bf::ScoreResult& r) {
+  Json j;
+  j["total_reward"] = r.total_reward;
+  j["correct"] = r.correct;
+  j["reason"] = std::string(bf::to_string(r.reason));
+  return j;
+}
+
+// Runs a --jsonl stream: one request per stdin line, one JSON line out per request, in
+// order. Output is flushed whenever no further input is already buffered (per batch).
+template <class Handle>
+void jsonl_stream(Handle&& handle) {
+  std::ios::sync_with_stdio(false);
+  std::string line;
+  std::size_t number = 0;
+  std::string out;
+  while (std::getline(std::cin, line)) {
+    ++number;
+    Json result;
+    try {
+      result = handle(Json::parse(line));
+    } catch (const std::exception& e) {
+      std::string message = e.what();
+      if (dynamic_cast<const Json::parse_error*>(&e) != nullptr) message = "invalid JSON";
+      result = Json{{"error", "line " + std::to_string(number) + ": " + message}};
+    }
+    out += result.dump();
+    out += '\n';
+    if (std::cin.rdbuf()->in_avail() <= 0) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
+
+void print_line(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
+
+// --- bf run ------------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string code;
+  std::string input;
+  std::int64_t base = bf::kDefaultBase;
+  std::string max_steps = std::to_string(bf::kDefaultMaxSteps);
+  bool require_correct_syntax = false;
+  double timeout_s = 0;
+  bool jsonl = false;
+};
+
+Json run_request(const Json& req, double timeout_s) {
+  if (!req.is_object()) throw UsageError("expected a JSON object");
+  if (!req.contains("code")) throw UsageError("missing \"code\"");
+  bf::RunOptions options;
+  options.timeout_s = timeout_s;
+  const std::string code = json_string(req.at("code"), "code");
+  Cells input;
+  if (req.contains("input")) input = json_cells(req.at("input"), "input");
+  if (req.contains("base")) options.base = json_int(req.at("base"), "base");
+  if (req.contains("max_steps")) {
+    const Json& m = req.at("max_steps");
+    options.max_steps = m.is_null() ? std::nullopt
+                                    : std::optional<std::int64_t>(json_int(m, "max_steps"));
+  }
+  if (req.contains("require_correct_syntax")) {
+    options.require_correct_syntax =
+        json_bool(req.at("require_correct_syntax"), "require_correct_syntax");
+  }
+  Cells init_memory;
+  if (req.contains("init_memory")) init_memory = json_cells(req.at("init_memory"), "init_memory");
+  bf::validate(options);
+  return run_json(bf::evaluate(code, input, options, init_memory));
+}
+
+void add_run(CLI::App& bf) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* run = bf.add_subcommand("run", "Run one BF program (or a --jsonl stream) and print "
+                                           "output, success, failure_reason, steps, memory");
+  CLI::Option* code = run->add_option("code", args->code,
+                                      "Program text, or @FILE to read it from a file");
+  run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
+  run->add_option("--base", args->base, "Cell modulus")->capture_default_str();
+  run->add_option("--max-steps", args->max_steps, "Step limit, or 'none'")
+      ->capture_default_str();
+  run->add_flag("--require-correct-syntax", args->require_correct_syntax,
+                "Fail with syntax-error on unmatched brackets");
+  run->add_option("--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)")
+      ->capture_default_str();
+  run->add_flag("--jsonl", args->jsonl,
+                "Read {code,input,base,max_steps,require_correct_syntax} lines from stdin");
+  run->callback([args, code] {
+    if (args->jsonl) {
+      if (code->count() > 0) throw UsageError("bf run: give CODE or --jsonl, not both");
+      jsonl_stream([&](const Json& req) { return run_request(req, args->timeout_s); });
+      return;
+    }
+    if (code->count() == 0) throw UsageError("bf run: CODE (or --jsonl) is required");
+    bf::RunOptions options;
+    options.base = args->base;
+    options.max_steps = parse_max_steps(args->max_steps);
+    options.require_correct_syntax = args->require_correct_syntax;
+    options.timeout_s = args->timeout_s;
+    bf::validate(options);
+    const Cells input = parse_int_list(args->input, "--input");
+    print_line(run_json(bf::evaluate(load_code(args->code), input, options)));
+  });
+}
+
+// --- bf score ----------------------------------------------------------------------------
+
+struct ScoreArgs {
+  std::string task;
+  std::string variant = "paper";
+  std::string code;
+  bool jsonl = false;
+};
+
+// Scorers built on first use, one per (task, variant).
+class ScorerCache {
+ public:
+  bf::Scorer& get(const std::string& task, bf::Variant variant) {
+    const auto key = std::make_pair(task, variant);
+    auto it = scorers_.find(key);
+    if (it == scorers_.end()) {
+      it = scorers_.emplace(key, std::make_unique<bf::Scorer>(bf::make_task(task, variant)))
+               .first;
+    }
+    return *it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, bf::Variant>, std::unique_ptr<bf::Scorer>> scorers_;
+};
+
+void add_score(CLI::App& bf) {
+  auto args = std::make_shared<ScoreArgs>();
+  CLI::App* score = bf.add_subcommand(
+      "score", "Score a program on a task: total_reward, correct, reason");
+  score->add_option("--task", args->task, "Task name (see `ringrl bf tasks`)");
+  score->add_option("--variant", args->variant, "paper | simplify")->capture_default_str();
+  CLI::Option* code = score->add_option("code", args->code, "Program text, or @FILE");
+  score->add_flag("--jsonl", args->jsonl, "Read {task,variant,code} lines from stdin");
+  score->callback([args, code] {
+    if (args->jsonl) {
+      if (code->count() > 0) throw UsageError("bf score: give CODE or --jsonl, not both");
+      ScorerCache cache;
+      jsonl_stream([&](const Json& req) {
+        if (!req.is_object()) throw UsageError("expected a JSON object");
+        if (!req.contains("task")) throw UsageError("missing \"task\"");
+        if (!req.contains("code")) throw UsageError("missing \"code\"");
+        const bf::Variant variant =
+            req.contains("variant") && !req.at("variant").is_null()
+                ? bf::parse_variant(json_string(req.at("variant"), "variant"))
+                : bf::Variant::kPaper;
+        bf::Scorer& scorer = cache.get(json_string(req.at("task"), "task"), variant);
+        return score_json(scorer.score(json_string(req.at("code"), "code")));
+      });
+      return;
+    }
+    if (args->task.empty()) throw UsageError("bf score: --task is required");
+    if (code->count() == 0) throw UsageError("bf score: CODE (or --jsonl) is required");
+    bf::Scorer scorer = bf::make_task(args->task, bf::parse_variant(args->variant));
+    print_line(score_json(scorer.score(load_code(args->code))));
+  });
+}
+
+// --- bf cases / bf tasks -----------------------------------------------------------------
+
+void add_cases(CLI::App& bf) {
+  auto task = std::make_shared<std::string>();
+  auto variant = std::make_shared<std::string>("paper");
+  CLI::App* cases = bf.add_subcommand("cases", "Print a task's test cases as JSON "
+                                               "[[input, output], ...] in scoring order");
+  cases->add_option("--task", *task, "Task name")->required();
+  cases->add_option("--variant", *variant, "paper | simplify (cases are the same)")
+      ->capture_default_str();
+  cases->callback([task, variant] {
+    bf::parse_variant(*variant);
+    const bf::Task t = bf::make_task_cases(*task);
+    Json list = Json::array();
+    for (const bf::TestCase& c : t.cases) list.push_back(Json::array({c.input, c.output}));
+    print_line(list);
+  });
+}
+
+void add_tasks(CLI::App& bf) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* tasks = bf.add_subcommand("tasks", "List every task: name, base, cases, description");
+  tasks->add_flag("--json", *json, "One JSON object per task");
+  tasks->callback([json] {
+    for (const bf::TaskInfo& t : bf::task_table()) {
+      if (*json) {
+        print_line(Json{{"name", std::string(t.name)}, {"base", t.base},
+                        {"cases", t.num_cases}, {"paper", t.paper},
+                        {"description", std::string(t.description)}});
+      } else {
+        std::printf("%-19s base %3lld  %3zu cases  %s%s\n", std::string(t.name).c_str(),
+                    static_cast<long long>(t.base), t.num_cases,
+                    std::string(t.description).c_str(), t.paper ? "" : "  [not in paper]");
+      }
+    }
+  });
+}
+
+// --- bench bf ----------------------------------------------------------------------------
+
+void add_bench(CLI::App& bench) {
+  auto options = std::make_shared<bench::BfBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = bench.add_subcommand(
+      "bf", "Random 100-token programs scored per second on one core, and raw BF "
+            "instructions per second on long-running programs");
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->add_option("--task", options->task, "Task to score on")->capture_default_str();
+  cmd->add_option("--programs", options->programs, "Random programs to score")
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Program generator seed")->capture_default_str();
+  cmd->add_flag("--baseline", options->baseline,
+                "Also score programs with scripts/bf_reference.py (Python) for the speed-up");
+  cmd->add_option("--baseline-programs", options->baseline_programs,
+                  "Programs given to the Python reference")
+      ->capture_default_str();
+  cmd->add_option("--python", options->python, "Python interpreter")->capture_default_str();
+  cmd->add_option("--reference", options->reference_script, "Path of bf_reference.py");
+  cmd->callback([options, json] {
+    const bench::BfBenchReport r = bench::run_bf_bench(*options);
+    Json j;
+    j["bench"] = "bf";
+    j["task"] = options->task;
+    j["programs"] = options->programs;
+    j["programs_per_s"] = r.programs_per_s;
+    j["step_limited_fraction"] = r.step_limited_fraction;
+    j["instructions_per_s"] = r.instructions_per_s;
+    j["plain_instructions_per_s"] = r.plain_instructions_per_s;
+    if (r.baseline_programs_per_s) {
+      j["baseline_programs"] = std::min(options->baseline_programs, options->programs);
+      j["baseline_programs_per_s"] = *r.baseline_programs_per_s;
+      j["subset_programs_per_s"] = *r.subset_programs_per_s;
+      j["speedup"] = *r.speedup;
+      j["baseline_mismatches"] = *r.baseline_mismatches;
+    }
+    if (*json) {
+      print_line(j);
+      return;
+    }
+    std::printf("bf scorer (%s, paper settings, 1 core): %.0f programs/s (%.1f%% step-limited)\n",
+                options->task.c_str(), r.programs_per_s, 100.0 * r.step_limited_fraction);
+    std::printf("bf long-running programs: %.3g instructions/s fast, %.3g plain\n",
+                r.instructions_per_s, r.plain_instructions_per_s);
+    if (r.baseline_programs_per_s) {
+      std::printf("python reference: %.0f programs/s; C++ on the same programs %.0f/s; "
+                  "speed-up %.0fx; %zu reward mismatches\n",
+                  *r.baseline_programs_per_s, *r.subset_programs_per_s, *r.speedup,
+                  *r.baseline_mismatches);
+    }
+  });
+}
+
+}  // namespace
+
+void add_bf_commands(CLI::App& root, CLI::App& bench) {
+  CLI::App* bf = root.add_subcommand("bf", "The BF program-synthesis environment");
+  bf->require_subcommand(1);
+  add_run(*bf);
+  add_score(*bf);
+  add_cases(*bf);
+  add_tasks(*bf);
+  add_bench(bench);
+}
+
 }  // namespace ringrl::app
