@@ -12,8 +12,10 @@
 // one handle per thread.
 //
 // Memory ordering: every byte of the blob passed to publish(v) is visible to a reader whose
-// read_if_newer() returned v (the counter's release store pairs with the reader's acquire load,
-// and the reader's acquire fence orders its copy before the re-check).
+// read_if_newer() returned v (the counter's release store pairs with the reader's acquire load;
+// the writer marks a buffer odd with an acq_rel read-modify-write before touching it, and the
+// reader re-checks the counter with an acq_rel read-don't-modify-write after its copy, so the
+// protocol needs no standalone fences).
 #pragma once
 
 #include <atomic>

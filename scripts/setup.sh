@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what ringrl needs on Debian 12 (as root): the Debian packages, then LibTorch from
+# PyPI's torch wheel (CUDA 13 build; runs on the CPU where no GPU is present) and tensorboard.
+# If the torch wheel cannot be installed, the build falls back to Debian's libtorch-dev.
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config python3 python3-pip
+  libboost-dev libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev
+  libmujoco-dev libqhull-dev libgl-dev libopengl-dev
+  libtorch-dev libopenblas0-openmp
+)
+TORCH_PIP_SPEC="${RINGRL_TORCH_PIP_SPEC:-torch==2.15.0}"
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PY=${PYTHON:-python3}
+pip_install() {
+  # Debian's own python refuses system-wide pip installs without this flag.
+  "$PY" -m pip install -q "$@" 2>/dev/null || "$PY" -m pip install -q --break-system-packages "$@"
+}
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  echo "setup: installing $TORCH_PIP_SPEC from PyPI (a few minutes the first time)"
+  pip_install "$TORCH_PIP_SPEC" || echo "setup: the torch wheel did not install; the build will use Debian's libtorch-dev"
+fi
+if ! "$PY" -c "import tensorboard" 2>/dev/null; then
+  pip_install tensorboard || echo "setup: tensorboard did not install; the event-file read-back test will be skipped"
+fi
