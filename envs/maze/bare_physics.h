@@ -1,8 +1,9 @@
 // Bare physics stepping for benchmarks: a second mjData on a MuJoCo env's shared model,
 // advanced by nothing but mj_step, so that env overhead can be measured against it.
 //
-// One instance per thread; it shares the env's immutable model and owns its own mjData.
-// Lifetime: independent of the env it was made from (it holds the model alive itself).
+// One instance per thread (the thread that drives its env); it shares the env's immutable
+// model and owns its own mjData. Lifetime: must not outlive the env it was made from
+// (reset() reads that env's state).
 #pragma once
 
 #include <memory>
@@ -18,7 +19,8 @@ class BarePhysics {
   BarePhysics& operator=(const BarePhysics&) = delete;
   virtual ~BarePhysics() = default;
 
-  /// mj_resetData + mj_forward.
+  /// Copies the env's current state (qpos, qvel, act, ctrl, time), then mj_forward: call it
+  /// right after env.reset(seed) to step the same episode start as the env.
   virtual void reset() noexcept = 0;
   /// Copies min(nu, ctrl.size()) controls into mjData::ctrl.
   virtual void set_ctrl(Span<const float> ctrl) noexcept = 0;

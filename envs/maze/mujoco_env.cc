@@ -11,13 +11,21 @@ namespace {
 
 class MujocoBarePhysics final : public BarePhysics {
  public:
-  explicit MujocoBarePhysics(SharedModel model)
-      : model_(std::move(model)), data_(make_data(*model_)) {
+  explicit MujocoBarePhysics(const MujocoMazeEnv& env)
+      : env_(env), model_(env.shared_model_ptr()), data_(make_data(*model_)) {
     reset();
   }
   void reset() noexcept override {
-    mj_resetData(model_.get(), data_.get());
-    mj_forward(model_.get(), data_.get());
+    const mjModel& m = *model_;
+    const mjData& src = env_.data();
+    mjData& d = *data_;
+    mj_resetData(&m, &d);
+    std::copy(src.qpos, src.qpos + m.nq, d.qpos);
+    std::copy(src.qvel, src.qvel + m.nv, d.qvel);
+    std::copy(src.act, src.act + m.na, d.act);
+    std::copy(src.ctrl, src.ctrl + m.nu, d.ctrl);
+    d.time = src.time;
+    mj_forward(&m, &d);
   }
   void set_ctrl(Span<const float> ctrl) noexcept override {
     const int n = std::min<int>(model_->nu, static_cast<int>(ctrl.size()));
@@ -26,6 +34,7 @@ class MujocoBarePhysics final : public BarePhysics {
   void step() noexcept override { mj_step(model_.get(), data_.get()); }
 
  private:
+  const MujocoMazeEnv& env_;
   SharedModel model_;
   DataPtr data_;
 };
@@ -41,7 +50,7 @@ MujocoMazeEnv::MujocoMazeEnv(EnvSpec spec, Layout layout, SharedModel model)
 std::unique_ptr<BarePhysics> make_mujoco_bare_physics(const Env& env) {
   const auto* mj = dynamic_cast<const MujocoMazeEnv*>(&env);
   if (!mj) return nullptr;
-  return std::make_unique<MujocoBarePhysics>(mj->shared_model_ptr());
+  return std::make_unique<MujocoBarePhysics>(*mj);
 }
 
 }  // namespace ringrl::envs::maze

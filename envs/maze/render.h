@@ -18,6 +18,7 @@ namespace ringrl::envs::maze {
 struct Rgb {
   unsigned char r, g, b;
   bool operator==(const Rgb& o) const noexcept { return r == o.r && g == o.g && b == o.b; }
+  bool operator!=(const Rgb& o) const noexcept { return !(*this == o); }
 };
 inline constexpr Rgb kFreeColour{236, 234, 224};      // walkable floor
 inline constexpr Rgb kPlatformColour{214, 208, 186};  // walkable, raised (elevated mazes)
