@@ -5,7 +5,7 @@
 // mutable state (for MuJoCo: one mjData). Instances are not thread-safe: one thread (or
 // process) drives an instance, many instances may run on many threads at once.
 //
-// Protocol per episode:
+// Protocol per episode (reset() must come before the first step()):
 //   reset(seed, obs)      -> new episode, t = 0, context G drawn from the training sampler
 //   set_context(G)        -> optional: replace G (evaluation targets, fixed-target configs)
 //   step(action, obs) x N -> obs written in place, reward = task reward against G
@@ -25,7 +25,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -190,9 +189,10 @@ class Env {
   /// Starts a new episode deterministically from `seed`: draws G from the training sampler,
   /// applies the reset noise, sets t = 0 and writes the first observation (obs_dim floats).
   void reset(std::uint64_t seed, Span<float> obs) {
-    assert(obs.size() == static_cast<std::size_t>(spec().obs_dim));
+    spec_ = &spec();
+    assert(obs.size() == static_cast<std::size_t>(spec_->obs_dim));
     Rng rng(seed);
-    const TaskSpec& task = spec().task;
+    const TaskSpec& task = spec_->task;
     assert(task.goal_indices.size() <= kMaxContextDim);
     context_.fill(0.0f);
     task.sample(rng, Span<float>(context_.data(), task.goal_indices.size()));
@@ -213,16 +213,19 @@ class Env {
   /// Applies `action` (action_dim floats, clipped to the box), advances one env step and
   /// writes the new observation (obs_dim floats). No allocation, no exceptions.
   StepResult step(Span<const float> action, Span<float> obs) noexcept {
-    assert(action.size() == static_cast<std::size_t>(spec().action_dim));
-    assert(obs.size() == static_cast<std::size_t>(spec().obs_dim));
+    assert(spec_ != nullptr && "reset() before step()");
+    assert(action.size() == static_cast<std::size_t>(spec_->action_dim));
+    assert(obs.size() == static_cast<std::size_t>(spec_->obs_dim));
     ++t_;
     do_step(action, obs);
+    const TaskSpec& task = spec_->task;
     StepResult r;
     r.info.t = t_;
-    r.info.distance = spec().task.distance(obs, context());
-    r.info.success = r.info.distance < spec().task.success_threshold;
+    r.info.distance =
+        task.distance(obs, Span<const float>(context_.data(), task.goal_indices.size()));
+    r.info.success = r.info.distance < task.success_threshold;
     r.reward = -r.info.distance;
-    r.truncated = t_ >= spec().episode_length;
+    r.truncated = t_ >= spec_->episode_length;
     return r;
   }
 
@@ -241,6 +244,7 @@ class Env {
   virtual void do_step(Span<const float> action, Span<float> obs) noexcept = 0;
 
  private:
+  const EnvSpec* spec_ = nullptr;  // spec(), cached at reset (spec() is virtual)
   std::array<float, kMaxContextDim> context_{};
   int t_ = 0;
 };

@@ -6,8 +6,10 @@
 // envs of its kind on any thread; each env owns one mjData and only its thread writes it.
 // shared_model() and the diagnostics counters are thread-safe. MuJoCo's error and warning
 // callbacks are process globals: install_mujoco_handlers() sets them once (any thread may
-// call it; the first call wins). A MuJoCo error becomes a MujocoError exception; a warning
-// is logged (spdlog) and counted; per-mjData warning counters are read with data_warnings().
+// call it; the first call wins). A MuJoCo error is logged (spdlog) and becomes a MujocoError
+// exception; raised inside an env step (noexcept), it therefore ends the process after the
+// message is logged. A warning is logged and counted (MuJoCo reports the first occurrence of
+// each kind per mjData); all occurrences are in the per-mjData counters, see data_warnings().
 // Lifetime: a shared model lives while any env (or cache user) holds it.
 #pragma once
 

@@ -15,14 +15,14 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int status = -1;
   std::string out;
 };
 
 // Runs `ringrl <args>` with stderr folded into stdout.
-Run ringrl(const std::string& args) {
-  Run r;
+CliRun ringrl(const std::string& args) {
+  CliRun r;
   const std::string cmd = std::string(RINGRL_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -47,12 +47,12 @@ nlohmann::json last_json_line(const std::string& out) {
 }
 
 TEST(EnvCli, ListNamesEveryEnv) {
-  const Run r = ringrl("env list");
+  const CliRun r = ringrl("env list");
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* name : {"ant-maze", "ant-push", "ant-fall", "point-maze", "kinematic-maze",
                            "kinematic-push", "kinematic-fall"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
-  const Run j = ringrl("env list --json");
+  const CliRun j = ringrl("env list --json");
   ASSERT_EQ(j.status, 0) << j.out;
   const nlohmann::json all = nlohmann::json::parse(j.out);
   EXPECT_EQ(all.size(), 7u);
@@ -62,7 +62,7 @@ TEST(EnvCli, ListNamesEveryEnv) {
 TEST(EnvCli, RolloutJsonIsDeterministic) {
   const std::string args = "env rollout --env kinematic-maze --steps 1200 --policy random "
                            "--seed 5 --json";
-  const Run a = ringrl(args);
+  const CliRun a = ringrl(args);
   ASSERT_EQ(a.status, 0) << a.out;
   const nlohmann::json ja = last_json_line(a.out);
   EXPECT_EQ(ja["env"], "kinematic-maze");
@@ -70,9 +70,9 @@ TEST(EnvCli, RolloutJsonIsDeterministic) {
   EXPECT_EQ(ja["episodes"], 3);  // 500 + 500 + 200
   EXPECT_GT(ja["steps_per_s"].get<double>(), 0.0);
   ASSERT_EQ(ja["final_xy"].size(), 2u);
-  const Run b = ringrl(args);
+  const CliRun b = ringrl(args);
   EXPECT_EQ(last_json_line(b.out)["final_xy"], ja["final_xy"]);
-  const Run c = ringrl("env rollout --env kinematic-maze --steps 1200 --policy random "
+  const CliRun c = ringrl("env rollout --env kinematic-maze --steps 1200 --policy random "
                        "--seed 6 --json");
   EXPECT_NE(last_json_line(c.out)["final_xy"], ja["final_xy"]);
 }
@@ -80,7 +80,7 @@ TEST(EnvCli, RolloutJsonIsDeterministic) {
 TEST(EnvCli, AntRolloutWritesTrajectoryAndRenders) {
   const std::string csv = temp_path("ant.csv");
   const std::string png = temp_path("ant.png");
-  const Run r = ringrl("env rollout --env ant-maze --steps 30 --policy zero --json --out " + csv);
+  const CliRun r = ringrl("env rollout --env ant-maze --steps 30 --policy zero --json --out " + csv);
   ASSERT_EQ(r.status, 0) << r.out;
   const nlohmann::json j = last_json_line(r.out);
   EXPECT_EQ(j["episodes"], 1);
@@ -90,7 +90,7 @@ TEST(EnvCli, AntRolloutWritesTrajectoryAndRenders) {
   ASSERT_EQ(rows.size(), 31u);  // the reset observation plus 30 steps
   EXPECT_EQ(rows.back().t, 30);
   EXPECT_DOUBLE_EQ(rows.back().x, j["final_xy"][0].get<double>());
-  const Run d = ringrl("env render --env ant-maze --traj " + csv + " --out " + png);
+  const CliRun d = ringrl("env render --env ant-maze --traj " + csv + " --out " + png);
   ASSERT_EQ(d.status, 0) << d.out;
   std::ifstream in(png, std::ios::binary);
   char magic[8] = {};
@@ -101,7 +101,7 @@ TEST(EnvCli, AntRolloutWritesTrajectoryAndRenders) {
 }
 
 TEST(EnvCli, BadInputExitsWithStatusTwo) {
-  Run r = ringrl("env rollout --env nope --steps 3 --policy zero");
+  CliRun r = ringrl("env rollout --env nope --steps 3 --policy zero");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("ringrl: error: unknown env 'nope'"), std::string::npos) << r.out;
   r = ringrl("env rollout --env ant-maze --steps 3 --policy greedy");
@@ -115,7 +115,7 @@ TEST(EnvCli, BadInputExitsWithStatusTwo) {
 }
 
 TEST(EnvCli, BenchJsonHasTheFields) {
-  Run r = ringrl("bench env --env kinematic-maze --seconds 0.2 --json");
+  CliRun r = ringrl("bench env --env kinematic-maze --seconds 0.2 --json");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json j = last_json_line(r.out);
   EXPECT_EQ(j["bench"], "env");
