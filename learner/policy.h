@@ -5,8 +5,8 @@
 //   the TF1 conventions (kernels [in + h, 4h], gates (i, j, f, o), no output bias); so
 //   write_blob/read_blob are plain copies and the actors read the same numbers.
 // * Init (§5.1): embedding U(-1, 1); kernels and output TF variance_scaling (FAN_AVG,
-//   uniform, factor = param_init_factor); biases 0. Seeded by the caller's torch generator
-//   state (torch::manual_seed before construction).
+//   uniform, factor = param_init_factor); biases 0. Drawn from a private generator seeded
+//   with PolicyOptions::seed (the global torch RNG is not touched).
 // * forward(actions, ...) is the training-time re-evaluation: inputs are the actions shifted
 //   right with EOS (0) prepended; returns raw logits [N, T, vocab], EOS logit replaced by
 //   kEosMaskedLogit when eos_token is false. No sequence masking inside: outputs at t depend
@@ -16,6 +16,7 @@
 
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "common/policy_layout.h"
@@ -26,6 +27,7 @@ struct PolicyOptions {
   PolicyShape shape{};
   double param_init_factor = 1.0;
   bool eos_token = false;
+  std::uint64_t seed = 1;
 };
 
 /// Result of a teacher-forced forward.
@@ -67,6 +69,13 @@ TORCH_MODULE(Policy);
 /// TF variance_scaling(FAN_AVG, uniform) bound for a [rows, cols] kernel:
 /// sqrt(3 * factor / ((rows + cols) / 2)).
 double variance_scaling_limit(int rows, int cols, double factor);
+
+/// Copies tensors given in blob order (shapes of `layout`) into / out of a host blob.
+/// Used for the parameters and for same-shaped optimizer state.
+void tensors_to_blob(const PolicyLayout& layout, const std::vector<torch::Tensor>& tensors,
+                     float* dst);
+void blob_to_tensors(const PolicyLayout& layout, const float* src,
+                     const std::vector<torch::Tensor>& tensors);
 
 /// Shifts actions [N, T] right by one with EOS (0) at t = 0 (the teacher-forcing inputs).
 torch::Tensor shift_right(const torch::Tensor& actions);

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,10 +44,6 @@ enum class LagCorrection { kNone, kTruncatedPerToken };
 
 /// Paper magic: PG and entropy are batch means times 64 (MAGIC_LOSS_MULTIPLIER, §5.3).
 inline constexpr double kMagicLossMultiplier = 64.0;
-/// Logit given to EOS when eos_token is false (§5.1).
-inline constexpr float kEosMaskedLogit = -2.4e38f;
-/// TF1 BasicLSTMCell forget bias added at run time.
-inline constexpr float kForgetBias = 1.0f;
 
 struct LearnerOptions {
   PolicyShape shape{};
@@ -127,6 +124,10 @@ class PqtLearner {
   const std::vector<double>& baselines() const;  // [T]
   const MaxUniquePriorityQueue& queue() const;
   MaxUniquePriorityQueue& queue();
+
+  /// A device synchronize for PhaseProfiler::set_device_sync while profiling on CUDA;
+  /// empty on CPU.
+  std::function<void()> device_synchronizer() const;
 
   /// Teacher-forced logits [B, T, vocab] (row-major, host) of the current policy for
   /// tokens [B, T] (the EOS mask applied); for tests and actor/learner agreement checks.

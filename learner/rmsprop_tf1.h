@@ -29,6 +29,9 @@ class RmsPropTf1 {
   /// Sparse update of the rows `rows` (int64 [R], unique) of params[i] with the full-size
   /// dense `grad` (only its `rows` are read).
   void apply_rows(std::size_t i, const torch::Tensor& rows, const torch::Tensor& grad);
+  /// Same as apply_rows with the rows given as a mask [dim 0] (nonzero = gathered); no
+  /// dynamic shapes, so no device sync on CUDA. The learner uses this one.
+  void apply_row_mask(std::size_t i, const torch::Tensor& row_mask, const torch::Tensor& grad);
 
   void set_lr(double lr) { options_.lr = lr; }
   const RmsPropTf1Options& options() const { return options_; }

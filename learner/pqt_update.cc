@@ -1,0 +1,509 @@
+#include "learner/pqt_update.h"
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "learner/losses.h"
+#include "learner/policy.h"
+#include "learner/rmsprop_tf1.h"
+
+namespace ringrl::learner {
+
+namespace {
+
+constexpr char kStateMagic[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '1'};
+/// Stats read back once per step, in this order.
+enum StatIndex { kStatTotal, kStatPg, kStatEntropy, kStatTopk, kStatNorm, kNumStats };
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") {
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  }
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available()) {
+      throw UsageError("device '" + name + "' requested but CUDA is not available");
+    }
+    int index = 0;
+    if (name.size() > 5) {
+      const std::string digits = name.substr(5);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw UsageError("device '" + name + "': expected cuda:N");
+      }
+      index = std::stoi(digits);
+    }
+    const auto count = static_cast<int>(torch::cuda::device_count());
+    if (index >= count) {
+      throw UsageError("device '" + name + "': only " + std::to_string(count) +
+                       " CUDA device(s) visible");
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  throw UsageError("device must be auto, cpu or cuda:N, got '" + name + "'");
+}
+
+template <typename T>
+void put(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+void put_bytes(std::string* out, const std::string& bytes) {
+  put<std::uint64_t>(out, bytes.size());
+  out->append(bytes);
+}
+template <typename T>
+T get(const std::string& in, std::size_t* pos) {
+  if (in.size() - *pos < sizeof(T)) throw UsageError("learner checkpoint is truncated");
+  T v;
+  std::memcpy(&v, in.data() + *pos, sizeof(T));
+  *pos += sizeof(T);
+  return v;
+}
+std::string get_bytes(const std::string& in, std::size_t* pos) {
+  const auto n = get<std::uint64_t>(in, pos);
+  if (in.size() - *pos < n) throw UsageError("learner checkpoint is truncated");
+  std::string s = in.substr(*pos, static_cast<std::size_t>(n));
+  *pos += static_cast<std::size_t>(n);
+  return s;
+}
+
+}  // namespace
+
+TrainMode parse_train_mode(const std::string& name) {
+  if (name == "pg") return TrainMode::kPg;
+  if (name == "pqt" || name == "topk") return TrainMode::kPqt;
+  if (name == "pg+pqt" || name == "pg+topk" || name == "pg-topk") return TrainMode::kPgPqt;
+  throw UsageError("train mode must be pg, pqt or pg+pqt, got '" + name + "'");
+}
+
+const char* train_mode_name(TrainMode mode) {
+  switch (mode) {
+    case TrainMode::kPg: return "pg";
+    case TrainMode::kPqt: return "pqt";
+    case TrainMode::kPgPqt: return "pg+pqt";
+  }
+  return "?";
+}
+
+LearnerOptions LearnerOptions::paper(TrainMode mode) {
+  LearnerOptions o;
+  o.mode = mode;
+  o.batch_size = 64;
+  o.max_len = 100;
+  o.lr = 1e-4;
+  o.grad_clip = 50.0;
+  o.param_init_factor = 0.5;
+  o.ema_baseline_decay = 0.99;
+  switch (mode) {
+    case TrainMode::kPg:  // pg-20M
+      o.entropy_beta = 0.05;
+      o.topk = 0;
+      o.topk_loss_hparam = 0.0;
+      o.pi_loss_hparam = 1.0;
+      break;
+    case TrainMode::kPqt:  // topk-20M
+      o.entropy_beta = 0.01;
+      o.topk = 10;
+      o.topk_loss_hparam = 200.0;
+      o.pi_loss_hparam = 0.0;
+      break;
+    case TrainMode::kPgPqt:  // pg-topk-20M
+      o.entropy_beta = 0.01;
+      o.topk = 10;
+      o.topk_loss_hparam = 50.0;
+      o.pi_loss_hparam = 1.0;
+      break;
+  }
+  return o;
+}
+
+void LearnerOptions::validate() const {
+  shape.validate();
+  auto fail = [](const std::string& what) { throw UsageError("learner option " + what); };
+  if (batch_size < 1) fail("batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (max_len < 1) fail("max_len must be >= 1, got " + std::to_string(max_len));
+  if (!(lr > 0.0)) fail("lr must be > 0, got " + std::to_string(lr));
+  if (mode != TrainMode::kPg) {
+    if (topk < 1) fail("topk must be >= 1 in mode " + std::string(train_mode_name(mode)));
+    if (topk_loss_hparam == 0.0) {
+      fail("topk_loss_hparam must be nonzero in mode " + std::string(train_mode_name(mode)));
+    }
+    if (topk_batch_size < 1) fail("topk_batch_size must be >= 1, got " + std::to_string(topk_batch_size));
+  }
+  if (!(ema_baseline_decay >= 0.0 && ema_baseline_decay < 1.0)) {
+    fail("ema_baseline_decay must be in [0, 1), got " + std::to_string(ema_baseline_decay));
+  }
+  if (!(rms_decay >= 0.0 && rms_decay < 1.0)) {
+    fail("rms_decay must be in [0, 1), got " + std::to_string(rms_decay));
+  }
+  if (!(rms_epsilon >= 0.0)) fail("rms_epsilon must be >= 0, got " + std::to_string(rms_epsilon));
+  if (!(param_init_factor > 0.0)) {
+    fail("param_init_factor must be > 0, got " + std::to_string(param_init_factor));
+  }
+  if (!(is_clip > 0.0)) fail("is_clip must be > 0, got " + std::to_string(is_clip));
+}
+
+struct PqtLearner::Impl {
+  LearnerOptions o;
+  torch::Device device;
+  Policy policy;
+  RmsPropTf1 optimizer;
+  std::vector<double> baselines;
+  MaxUniquePriorityQueue queue;
+  std::mt19937_64 rng;
+  std::uint64_t version = 0;
+  int rows_max;  // batch_size + topk_batch_size
+
+  // Host staging (pinned when the device is CUDA), allocated once.
+  torch::Tensor h_tokens;     // [rows_max, T] int64
+  torch::Tensor h_mask;       // [rows_max, T] float
+  torch::Tensor h_rewards;    // [batch_size] float
+  torch::Tensor h_baselines;  // [T] float
+  torch::Tensor h_blogp;      // [batch_size, T] float
+  torch::Tensor h_stale;      // [batch_size] float, 1 = lag-corrected
+  std::vector<std::uint64_t> lags;
+
+  explicit Impl(const LearnerOptions& options)
+      : o(options),
+        device(resolve_device(options.device)),
+        policy(PolicyOptions{options.shape, options.param_init_factor, options.eos_token,
+                             options.seed}),
+        optimizer(policy->blob_parameters(),
+                  RmsPropTf1Options{options.lr, options.rms_decay, options.rms_epsilon,
+                                    options.rms_initial_accumulator}),
+        baselines(static_cast<std::size_t>(options.max_len), 0.0),
+        queue(static_cast<std::size_t>(std::max(options.topk, 1))),
+        rng(options.seed ^ 0x5851f42d4c957f2dULL) {
+    policy->to(device);
+    // Re-create the optimizer over the moved parameters (to() may replace the storage).
+    optimizer = RmsPropTf1(policy->blob_parameters(),
+                           RmsPropTf1Options{o.lr, o.rms_decay, o.rms_epsilon,
+                                             o.rms_initial_accumulator});
+    rows_max = o.batch_size + (o.topk_enabled() ? o.topk_batch_size : 0);
+    const bool pin = device.is_cuda();
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin);
+    h_tokens = torch::zeros({rows_max, o.max_len}, i64);
+    h_mask = torch::zeros({rows_max, o.max_len}, f32);
+    h_rewards = torch::zeros({o.batch_size}, f32);
+    h_baselines = torch::zeros({o.max_len}, f32);
+    h_blogp = torch::zeros({o.batch_size, o.max_len}, f32);
+    h_stale = torch::zeros({o.batch_size}, f32);
+    lags.reserve(static_cast<std::size_t>(o.batch_size));
+  }
+
+  torch::Tensor to_device(const torch::Tensor& host) const {
+    if (!device.is_cuda()) return host;
+    return host.to(device, /*non_blocking=*/true);
+  }
+
+  /// Writes one program (row r of the staging) with its mask.
+  void stage_row(int r, const std::int32_t* tokens, int len) {
+    const int t_max = o.max_len;
+    int64_t* dst = h_tokens.data_ptr<int64_t>() + static_cast<std::size_t>(r) * t_max;
+    float* m = h_mask.data_ptr<float>() + static_cast<std::size_t>(r) * t_max;
+    for (int t = 0; t < t_max; ++t) {
+      const bool in = t < len;
+      dst[t] = in ? tokens[t] : kPolicyEosToken;
+      m[t] = in ? 1.0f : 0.0f;
+    }
+  }
+
+  StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+    batch.validate(o.shape.vocab);
+    if (batch.max_len != o.max_len) {
+      throw UsageError("episode batch T=" + std::to_string(batch.max_len) +
+                       " differs from the learner's max_len " + std::to_string(o.max_len));
+    }
+    if (batch.batch_size > o.batch_size) {
+      throw UsageError("episode batch B=" + std::to_string(batch.batch_size) +
+                       " exceeds the learner's batch_size " + std::to_string(o.batch_size));
+    }
+    const int b = batch.batch_size;
+    const int t_max = o.max_len;
+    StepStats st;
+
+    // 1. Batch build: episodes, queue draws (state of the previous step), baselines.
+    int k_rows = 0;
+    int num_stale = 0;
+    bool any_stale = false;
+    {
+      auto scope = profile_scope(profiler, Phase::kBatchBuild);
+      float* rew = h_rewards.data_ptr<float>();
+      float* blogp = h_blogp.data_ptr<float>();
+      float* stale = h_stale.data_ptr<float>();
+      lags.clear();
+      for (int i = 0; i < b; ++i) {
+        const std::size_t row = static_cast<std::size_t>(i) * t_max;
+        stage_row(i, batch.tokens.data() + row, batch.lengths[i]);
+        rew[i] = batch.rewards[i];
+        std::memcpy(blogp + row, batch.behaviour_log_probs.data() + row, sizeof(float) * t_max);
+        const std::uint64_t pv = batch.policy_versions[i];
+        const bool is_stale = pv != version;
+        any_stale = any_stale || is_stale;
+        num_stale += is_stale ? 1 : 0;
+        stale[i] = is_stale ? 1.0f : 0.0f;
+        lags.push_back(version > pv ? version - pv : 0);
+      }
+      float* base = h_baselines.data_ptr<float>();
+      for (int t = 0; t < t_max; ++t) base[t] = static_cast<float>(baselines[t]);
+      if (o.topk_enabled()) {
+        if (!queue.empty()) {
+          for (int k = 0; k < o.topk_batch_size; ++k) {
+            const auto& item = queue.sample(rng);
+            const int len = std::min<int>(static_cast<int>(item.tokens.size()), t_max);
+            stage_row(b + k, item.tokens.data(), len);
+          }
+          k_rows = o.topk_batch_size;
+          st.topk_samples = k_rows;
+        } else if (o.dummy_topk_on_empty_queue) {
+          const std::int32_t eos = kPolicyEosToken;
+          stage_row(b, &eos, 1);
+          k_rows = 1;
+        }
+      }
+    }
+    const int n = b + k_rows;
+
+    // 2. Host -> device.
+    torch::Tensor tokens, mask, rewards, base, blogp, stale;
+    {
+      auto scope = profile_scope(profiler, Phase::kHostToDevice);
+      tokens = to_device(h_tokens.narrow(0, 0, n));
+      mask = to_device(h_mask.narrow(0, 0, n));
+      rewards = to_device(h_rewards.narrow(0, 0, b));
+      base = to_device(h_baselines);
+      if (any_stale && o.pg_enabled() && o.lag_correction != LagCorrection::kNone) {
+        blogp = to_device(h_blogp.narrow(0, 0, b));
+        stale = to_device(h_stale.narrow(0, 0, b));
+      }
+    }
+
+    // 3. Forward and the total loss of §5.3.
+    PolicyForward fwd;
+    torch::Tensor total, pg, ent, topk;
+    {
+      auto scope = profile_scope(profiler, Phase::kForward);
+      fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
+      const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
+      const torch::Tensor alp = action_log_probs(lp, tokens);
+      const torch::Tensor lp_b = lp.narrow(0, 0, b);
+      const torch::Tensor alp_b = alp.narrow(0, 0, b);
+      const torch::Tensor mask_b = mask.narrow(0, 0, b);
+      auto zero = torch::zeros({}, lp.options());
+      pg = zero;
+      topk = zero;
+      ent = entropy(lp_b, mask_b, kMagicLossMultiplier);
+      total = -o.entropy_beta * ent;
+      if (o.pg_enabled()) {
+        const torch::Tensor adv = advantages(rewards, base, mask_b);
+        c10::optional<torch::Tensor> w;
+        if (blogp.defined()) {
+          torch::NoGradGuard no_grad;
+          const torch::Tensor ratio =
+              torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
+          w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
+        }
+        pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
+        total = total + o.pi_loss_hparam * pg;
+      }
+      if (k_rows > 0) {
+        topk = topk_loss(alp.narrow(0, b, k_rows), mask.narrow(0, b, k_rows));
+        total = total + o.topk_loss_hparam * topk;
+      }
+      if (o.regularizer != 0.0) {
+        torch::Tensor reg = zero;
+        for (const auto& k : policy->kernels) reg = reg + 0.5 * k.pow(2).sum();
+        reg = reg + 0.5 * policy->output.pow(2).sum();
+        total = total + o.regularizer * reg;
+      }
+    }
+
+    // 4. Backward.
+    const std::vector<torch::Tensor> params = policy->blob_parameters();
+    {
+      auto scope = profile_scope(profiler, Phase::kBackward);
+      for (const auto& p : params) p.mutable_grad() = torch::Tensor();
+      total.backward();
+    }
+
+    // 5. Clip, RMSProp, baselines, queue.
+    torch::Tensor norm;
+    {
+      auto scope = profile_scope(profiler, Phase::kOptimizer);
+      torch::NoGradGuard no_grad;
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : params) {
+        grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+      }
+      // Global norm as TF computes it: the embedding gradient counts once per lookup
+      // (IndexedSlices values), the dense ones as they are.
+      torch::Tensor sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum()
+                                                        : grads[0].pow(2).sum();
+      for (std::size_t k = 1; k < grads.size(); ++k) sq = sq + grads[k].pow(2).sum();
+      norm = sq.sqrt();
+      if (o.grad_clip > 0.0) {
+        const torch::Tensor scale = o.grad_clip / torch::clamp_min(norm, o.grad_clip);
+        for (auto& g : grads) g.mul_(scale);
+      }
+      // Sparse embedding update: the rows gathered in this step (padding included).
+      const torch::Tensor rows =
+          torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))
+              .index_fill_(0, fwd.input_tokens.reshape({-1}), 1.0);
+      optimizer.apply_row_mask(0, rows, grads[0]);
+      for (std::size_t k = 1; k < grads.size(); ++k) optimizer.apply_dense(k, grads[k]);
+
+      update_ema_baselines(&baselines, batch.rewards, batch.lengths, o.ema_baseline_decay);
+
+      // Push the batch's argmax (first index on ties) after the step.
+      int best = 0;
+      for (int i = 1; i < b; ++i) {
+        if (batch.rewards[i] > batch.rewards[best]) best = i;
+      }
+      st.argmax_index = best;
+      if (o.topk_enabled()) {
+        const std::int32_t* row = batch.tokens.data() + static_cast<std::size_t>(best) * t_max;
+        st.pushed = queue.push(batch.rewards[best],
+                               MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
+      }
+      ++version;
+    }
+
+    // 6. Stats: one read-back, which also waits for all device work of this step.
+    const torch::Tensor stats =
+        torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach(), norm})
+            .to(torch::kCPU, torch::kFloat64);
+    const double* s = stats.data_ptr<double>();
+    st.version = version;
+    st.total_loss = s[kStatTotal];
+    st.pg_loss = s[kStatPg];
+    st.entropy = s[kStatEntropy];
+    st.topk_loss = s[kStatTopk];
+    st.grad_norm = s[kStatNorm];
+    st.clipped = o.grad_clip > 0.0 && st.grad_norm > o.grad_clip;
+    double sum = 0.0;
+    st.max_reward = batch.rewards[0];
+    for (int i = 0; i < b; ++i) {
+      sum += batch.rewards[i];
+      st.max_reward = std::max<double>(st.max_reward, batch.rewards[i]);
+    }
+    st.mean_reward = sum / b;
+    st.queue_size = queue.size();
+    st.queue_max_score = queue.empty() ? 0.0 : queue.max().score;
+    std::sort(lags.begin(), lags.end());
+    st.lag_min = lags.front();
+    st.lag_max = lags.back();
+    st.lag_median = lags[lags.size() / 2];
+    st.stale_episodes = num_stale;
+    return st;
+  }
+};
+
+PqtLearner::PqtLearner(const LearnerOptions& options) {
+  options.validate();
+  impl_ = std::make_unique<Impl>(options);
+}
+
+PqtLearner::~PqtLearner() = default;
+
+StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+  return impl_->step(batch, profiler);
+}
+
+void PqtLearner::write_blob(float* dst) const { impl_->policy->write_blob(dst); }
+void PqtLearner::read_blob(const float* src) { impl_->policy->read_blob(src); }
+const PolicyLayout& PqtLearner::layout() const { return impl_->policy->layout(); }
+const LearnerOptions& PqtLearner::options() const { return impl_->o; }
+std::uint64_t PqtLearner::version() const { return impl_->version; }
+std::string PqtLearner::device() const { return impl_->device.str(); }
+const std::vector<double>& PqtLearner::baselines() const { return impl_->baselines; }
+const MaxUniquePriorityQueue& PqtLearner::queue() const { return impl_->queue; }
+MaxUniquePriorityQueue& PqtLearner::queue() { return impl_->queue; }
+
+std::function<void()> PqtLearner::device_synchronizer() const {
+  if (!impl_->device.is_cuda()) return {};
+  const auto index = impl_->device.index();
+  return [index] { torch::cuda::synchronize(index); };
+}
+
+std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, int b,
+                                      int t) const {
+  if (b < 1 || t < 1 || tokens.size() != static_cast<std::size_t>(b) * t) {
+    throw UsageError("logits: tokens must hold b*t = " + std::to_string(b) + "*" +
+                     std::to_string(t) + " entries, got " + std::to_string(tokens.size()));
+  }
+  torch::NoGradGuard no_grad;
+  auto host = torch::empty({b, t}, torch::kInt64);
+  for (std::size_t k = 0; k < tokens.size(); ++k) host.data_ptr<int64_t>()[k] = tokens[k];
+  const torch::Tensor out =
+      impl_->policy->forward(host.to(impl_->device)).logits.to(torch::kCPU).contiguous();
+  return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+}
+
+std::string PqtLearner::save_state() const {
+  const Impl& m = *impl_;
+  const PolicyLayout& layout = m.policy->layout();
+  std::string out(kStateMagic, sizeof(kStateMagic));
+  put<std::uint64_t>(&out, layout.fingerprint());
+  put<std::int32_t>(&out, m.o.max_len);
+  put<std::uint64_t>(&out, m.version);
+  std::vector<float> blob(layout.num_floats());
+  m.policy->write_blob(blob.data());
+  put_bytes(&out, std::string(reinterpret_cast<const char*>(blob.data()), layout.num_bytes()));
+  tensors_to_blob(layout, m.optimizer.accumulators(), blob.data());
+  put_bytes(&out, std::string(reinterpret_cast<const char*>(blob.data()), layout.num_bytes()));
+  put_bytes(&out, std::string(reinterpret_cast<const char*>(m.baselines.data()),
+                              m.baselines.size() * sizeof(double)));
+  std::ostringstream rng;
+  rng << m.rng;
+  put_bytes(&out, rng.str());
+  put_bytes(&out, m.queue.serialize());
+  return out;
+}
+
+void PqtLearner::load_state(const std::string& bytes) {
+  Impl& m = *impl_;
+  const PolicyLayout& layout = m.policy->layout();
+  if (bytes.size() < sizeof(kStateMagic) ||
+      std::memcmp(bytes.data(), kStateMagic, sizeof(kStateMagic)) != 0) {
+    throw UsageError("not a learner checkpoint (bad magic)");
+  }
+  std::size_t pos = sizeof(kStateMagic);
+  if (get<std::uint64_t>(bytes, &pos) != layout.fingerprint()) {
+    throw UsageError("learner checkpoint was made for a different policy shape");
+  }
+  const auto t = get<std::int32_t>(bytes, &pos);
+  if (t != m.o.max_len) {
+    throw UsageError("learner checkpoint has max_len " + std::to_string(t) + ", expected " +
+                     std::to_string(m.o.max_len));
+  }
+  const auto version = get<std::uint64_t>(bytes, &pos);
+  const std::string params = get_bytes(bytes, &pos);
+  const std::string accs = get_bytes(bytes, &pos);
+  const std::string base = get_bytes(bytes, &pos);
+  const std::string rng = get_bytes(bytes, &pos);
+  const std::string queue = get_bytes(bytes, &pos);
+  if (params.size() != layout.num_bytes() || accs.size() != layout.num_bytes() ||
+      base.size() != m.baselines.size() * sizeof(double) || pos != bytes.size()) {
+    throw UsageError("learner checkpoint sections have the wrong sizes");
+  }
+  MaxUniquePriorityQueue q = MaxUniquePriorityQueue::deserialize(queue);
+  std::istringstream rng_in(rng);
+  std::mt19937_64 r;
+  rng_in >> r;
+  if (!rng_in) throw UsageError("learner checkpoint RNG state is malformed");
+  // All parsed: apply.
+  m.policy->read_blob(reinterpret_cast<const float*>(params.data()));
+  blob_to_tensors(layout, reinterpret_cast<const float*>(accs.data()), m.optimizer.accumulators());
+  std::memcpy(m.baselines.data(), base.data(), base.size());
+  m.rng = r;
+  m.queue = std::move(q);
+  m.version = version;
+}
+
+}  // namespace ringrl::learner
