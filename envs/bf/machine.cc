@@ -1,6 +1,7 @@
 #include "envs/bf/machine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -8,17 +9,24 @@
 
 #include "common/errors.h"
 
+#if !defined(__GNUC__)
+#error "the BF engines use computed goto (GCC and Clang)"
+#endif
+
 namespace ringrl::bf {
 namespace {
 
 using detail::Block;
+using detail::CharClass;
 using detail::Delta;
+using detail::Flat;
 using detail::Loop;
 using detail::Op;
 using detail::OpKind;
+using detail::Scan;
 
 constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
-// The fast engine multiplies iteration counts (< base) by deltas (< base) in 64 bits.
+// The fast paths multiply iteration counts (< base) by deltas (< base) in 64 bits.
 constexpr std::int64_t kMaxFastBase = std::int64_t{1} << 31;
 // Code positions and op indices are 32-bit.
 constexpr std::size_t kMaxCodeSize = std::numeric_limits<std::int32_t>::max() / 2;
@@ -26,8 +34,31 @@ constexpr std::size_t kMaxCodeSize = std::numeric_limits<std::int32_t>::max() / 
 constexpr std::int64_t kClockCheckInterval = 4096;
 // Initial tape capacity in cells (grown by doubling on demand).
 constexpr std::size_t kInitialTapeCells = 1024;
+// A run that is still going after this many steps (at a back-edge) moves to the compiled op
+// stream; shorter runs never pay for compiling it.
+constexpr std::int64_t kCompileAfterSteps = 400;
 
-bool is_io_or_bracket(char c) { return c == '[' || c == ']' || c == '.' || c == ','; }
+constexpr std::uint8_t kLastBlockClass = detail::kLeft;  // classes 0..4 join blocks
+constexpr std::int32_t kMoveOf[] = {0, 0, 0, 1, -1, 0, 0, 0, 0, 0};  // pointer change
+constexpr std::int64_t kAddOf[] = {0, 1, -1, 0, 0, 0, 0, 0, 0, 0};   // cell change
+constexpr std::size_t kNumChars = 256;
+
+struct ClassTable {
+  std::uint8_t of[kNumChars] = {};
+  constexpr ClassTable() {
+    of[static_cast<unsigned char>('+')] = detail::kPlus;
+    of[static_cast<unsigned char>('-')] = detail::kMinus;
+    of[static_cast<unsigned char>('>')] = detail::kRight;
+    of[static_cast<unsigned char>('<')] = detail::kLeft;
+    of[static_cast<unsigned char>('[')] = detail::kOpenBracket;
+    of[static_cast<unsigned char>(']')] = detail::kCloseBracket;
+    of[static_cast<unsigned char>('.')] = detail::kDot;
+    of[static_cast<unsigned char>(',')] = detail::kComma;
+  }
+};
+constexpr ClassTable kClasses;
+
+std::atomic<std::uint64_t> g_next_program_id{1};
 
 std::int64_t gcd(std::int64_t a, std::int64_t b) {
   while (b != 0) {
@@ -60,6 +91,32 @@ inline std::int64_t add_in_range(std::int64_t cell, std::int64_t amount, std::in
   return sum >= base ? sum - base : sum;
 }
 
+// A raw count (any sign) reduced into [0, base).
+std::int64_t reduce(std::int64_t count, std::int64_t base) {
+  const std::int64_t r = (count > -base && count < base) ? count : count % base;
+  return r < 0 ? r + base : r;
+}
+
+// Smallest n >= 1 with v + n * step = 0 (mod base), for v in [1, base); false if none.
+inline bool iterations_to_zero(std::int64_t step, std::int64_t v, std::int64_t base,
+                               std::int64_t* n) {
+  if (step == 0) return false;
+  if (step == base - 1) {  // "-" per iteration
+    *n = v;
+    return true;
+  }
+  if (step == 1) {  // "+" per iteration
+    *n = base - v;
+    return true;
+  }
+  const std::int64_t need = base - v;
+  const std::int64_t g = gcd(step, base);
+  if (need % g != 0) return false;
+  const std::int64_t m = base / g;
+  *n = (need / g) * mod_inverse(step / g, m) % m;
+  return true;
+}
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -85,7 +142,7 @@ void validate(const RunOptions& options) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Compilation
+// Preparing a program
 
 void Program::compile(std::string_view code, std::int64_t base) {
   if (base < 1) throw UsageError("bf: base must be >= 1, got " + std::to_string(base));
@@ -94,139 +151,243 @@ void Program::compile(std::string_view code, std::int64_t base) {
   }
   code_.assign(code.data(), code.size());
   base_ = base;
+  id_ = g_next_program_id.fetch_add(1, std::memory_order_relaxed);  // only uniqueness matters
   const auto n = static_cast<std::int32_t>(code.size());
-
-  // Bracket table: one pass with a stack; unmatched brackets map to themselves.
-  syntax_ok_ = true;
-  match_.resize(code.size());
-  stack_.clear();
+  if (bracket_stack_.size() < code.size() + 2) {
+    match_.resize(code.size());
+    class_.resize(code.size() + 1);
+    bracket_stack_.resize(code.size() + 2);
+  }
+  // Bracket table in one pass with a stack, written without data-dependent branches
+  // (random code makes them unpredictable): every position tentatively pushes, a ']' pops
+  // when it can; unmatched brackets keep match[i] == i.
+  const char* text = code_.data();
+  std::int32_t* match = match_.data();
+  std::uint8_t* cls = class_.data();
+  std::int32_t* stack = bracket_stack_.data();  // 1-based; stack[0] is a dummy
+  stack[0] = 0;
+  std::int32_t depth = 0;
+  std::int32_t unmatched_close = 0;
   for (std::int32_t i = 0; i < n; ++i) {
-    match_[i] = i;
-    if (code[i] == '[') {
-      stack_.push_back(i);
-    } else if (code[i] == ']') {
-      if (stack_.empty()) {
-        syntax_ok_ = false;
-      } else {
-        const std::int32_t open = stack_.back();
-        stack_.pop_back();
-        match_[i] = open;
-        match_[open] = i;
-      }
-    }
+    const std::uint8_t c = kClasses.of[static_cast<unsigned char>(text[i])];
+    const bool open = c == detail::kOpenBracket;
+    const bool close = c == detail::kCloseBracket;
+    const bool pop = close && depth > 0;
+    const bool stray = close && depth == 0;  // unmatched ']': a one-step no-op
+    unmatched_close += static_cast<std::int32_t>(stray);
+    cls[i] = stray ? static_cast<std::uint8_t>(detail::kForeign) : c;
+    stack[depth + 1] = i;
+    const std::int32_t top = stack[depth];
+    match[i] = pop ? top : i;
+    const std::int32_t partner = pop ? top : i;
+    match[partner] = pop ? i : match[partner];
+    depth += static_cast<std::int32_t>(open) - static_cast<std::int32_t>(pop);
   }
-  if (!stack_.empty()) syntax_ok_ = false;
-
-  // Op stream. Unmatched brackets are no-ops here, so they join blocks.
-  ops_.clear();
-  blocks_.clear();
-  deltas_.clear();
-  loops_.clear();
-  stack_.clear();
-  const std::int64_t minus_one = base - 1;  // -1 reduced into [0, base)
-  const auto joins_block = [&](std::int32_t k) {
-    return !is_io_or_bracket(code[k]) || (match_[k] == k && (code[k] == '[' || code[k] == ']'));
-  };
-  std::int32_t i = 0;
-  while (i < n) {
-    const char c = code[i];
-    const bool matched_bracket = (c == '[' || c == ']') && match_[i] != i;
-    if (matched_bracket && c == '[') {
-      stack_.push_back(static_cast<std::int32_t>(ops_.size()));
-      ops_.push_back(Op{OpKind::kOpen, 1, -1, i});
-      ++i;
-    } else if (matched_bracket) {
-      const std::int32_t open = stack_.back();
-      stack_.pop_back();
-      ops_.push_back(Op{OpKind::kClose, 1, open + 1, i});
-      ops_[open].target = static_cast<std::int32_t>(ops_.size());
-      ++i;
-    } else if (c == '.') {
-      ops_.push_back(Op{OpKind::kOut, 1, 0, i});
-      ++i;
-    } else if (c == ',') {
-      ops_.push_back(Op{OpKind::kIn, 1, 0, i});
-      ++i;
-    } else {
-      // Maximal run of + - < > and no-op characters.
-      Block block{static_cast<std::int32_t>(deltas_.size()), 0, 0, 0, 0};
-      const std::int32_t start = i;
-      std::int32_t pos = 0;
-      for (; i < n && joins_block(i); ++i) {
-        const char ch = code[i];
-        if (ch == '>') {
-          block.max_pos = std::max(block.max_pos, ++pos);
-        } else if (ch == '<') {
-          block.min_pos = std::min(block.min_pos, --pos);
-        } else if (ch == '+' || ch == '-') {
-          const std::int64_t step = ch == '+' ? 1 % base : minus_one;
-          auto it = std::find_if(deltas_.begin() + block.first_delta, deltas_.end(),
-                                 [pos](const Delta& d) { return d.offset == pos; });
-          if (it == deltas_.end()) {
-            deltas_.push_back(Delta{pos, step});
-          } else {
-            it->amount = add_in_range(it->amount, step, base);
-          }
-        }
-      }
-      // Drop deltas that cancelled out (e.g. "+-").
-      deltas_.erase(std::remove_if(deltas_.begin() + block.first_delta, deltas_.end(),
-                                   [](const Delta& d) { return d.amount == 0; }),
-                    deltas_.end());
-      block.num_deltas = static_cast<std::int32_t>(deltas_.size()) - block.first_delta;
-      block.shift = pos;
-      ops_.push_back(Op{OpKind::kBlock, i - start, static_cast<std::int32_t>(blocks_.size()),
-                        start});
-      blocks_.push_back(block);
-    }
-  }
-  ops_.push_back(Op{OpKind::kEnd, 0, 0, n});
-
-  // Loops whose body is one pointer-neutral block (or empty) are solved in closed form.
-  for (std::size_t k = 0; k + 1 < ops_.size(); ++k) {
-    if (ops_[k].kind != OpKind::kOpen) continue;
-    const auto open = static_cast<std::int32_t>(k);
-    std::int32_t block_index = -1;
-    std::int32_t close = -1;
-    if (ops_[k + 1].kind == OpKind::kClose && ops_[k + 1].target == open + 1) {
-      // "[]": give it an empty body block.
-      block_index = static_cast<std::int32_t>(blocks_.size());
-      blocks_.push_back(Block{static_cast<std::int32_t>(deltas_.size()), 0, 0, 0, 0});
-      close = open + 1;
-    } else if (ops_[k + 1].kind == OpKind::kBlock && k + 2 < ops_.size() &&
-               ops_[k + 2].kind == OpKind::kClose && ops_[k + 2].target == open + 1 &&
-               blocks_[ops_[k + 1].target].shift == 0) {
-      block_index = ops_[k + 1].target;
-      close = open + 2;
-    } else {
-      continue;
-    }
-    const Block& body = blocks_[block_index];
-    std::int64_t step = 0;
-    for (std::int32_t d = 0; d < body.num_deltas; ++d) {
-      const Delta& delta = deltas_[body.first_delta + d];
-      if (delta.offset == 0) step = delta.amount;
-    }
-    Loop loop{};
-    loop.block = block_index;
-    loop.exit = close + 1;
-    loop.step = step;
-    loop.gcd = gcd(step, base);
-    loop.modulus = base / loop.gcd;
-    loop.inverse = mod_inverse(step / loop.gcd, loop.modulus);
-    loop.iter_cost = (close == open + 1 ? 0 : ops_[k + 1].cost) + 1;
-    ops_[k].kind = OpKind::kLoop;
-    ops_[k].target = static_cast<std::int32_t>(loops_.size());
-    loops_.push_back(loop);
-  }
+  cls[n] = detail::kEndClass;
+  syntax_ok_ = depth == 0 && unmatched_close == 0;
+  // '[' left open (unmatched) are one-step no-ops too.
+  for (std::int32_t k = 1; k <= depth; ++k) cls[stack[k]] = detail::kForeign;
 }
 
 // ---------------------------------------------------------------------------------------
-// Running
+// Loop summaries and the op stream
+
+void detail::OffsetScratch::fit(std::size_t code_size) {
+  const std::size_t window = 2 * code_size + 1;
+  if (acc.size() < window) {
+    acc.assign(window, 0);
+    set.assign(window, 0);
+  }
+  origin = static_cast<std::int32_t>(code_size);
+}
+
+bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int32_t end,
+                            std::int64_t base, OffsetScratch& scratch, Flat* flat) {
+  std::int64_t* acc = scratch.acc.data() + scratch.origin;  // indexed by offset
+  std::int8_t* set = scratch.set.data() + scratch.origin;
+  Flat f{};
+  f.body_src = begin;
+  f.body_len = end - begin;
+  f.iter_cost = f.body_len + 1;
+  std::int32_t pos = 0;
+  std::int32_t high = 0;
+  bool nested = false;
+  for (std::int32_t k = begin; k < end && !nested; ++k) {
+    switch (code[static_cast<std::size_t>(k)]) {
+      case '+': acc[pos] = add_in_range(acc[pos], 1 % base, base); break;
+      case '-': acc[pos] = add_in_range(acc[pos], base - 1, base); break;
+      case '>': high = std::max(high, ++pos); break;
+      case '<': f.min_pos = std::min(f.min_pos, --pos); break;
+      case '.': f.has_io = true; break;
+      case ',':
+        f.has_io = true;
+        f.has_input = true;
+        acc[pos] = 0;
+        set[pos] = 1;
+        break;
+      case '[':
+      case ']': nested = true; break;
+      default: break;
+    }
+  }
+  f.shift = pos;
+  f.cell0 = acc[0];
+  f.cell0_set = set[0] != 0;
+  f.exit_cell = acc[pos];
+  f.march = pos > 0;
+  for (std::int32_t at = f.min_pos; at <= high; ++at) {
+    const bool written = acc[at] != 0 || set[at] != 0;
+    if (written && f.march && at % pos == 0 && at / pos >= 2) f.march = false;
+    acc[at] = 0;
+    set[at] = 0;
+  }
+  *flat = f;
+  return !nested;
+}
+
+void detail::OpStream::flush_block(std::int64_t base, std::int32_t cost, std::int32_t start,
+                                   std::int32_t pos, std::int32_t min_pos,
+                                   std::int32_t max_pos) {
+  std::int64_t* acc = scratch_.acc.data() + scratch_.origin;  // indexed by offset
+  Block& block = blocks.emplace_back();
+  block.first_delta = static_cast<std::int32_t>(deltas.size());
+  block.shift = pos;
+  block.min_pos = min_pos;
+  block.max_pos = max_pos;
+  for (std::int32_t offset = min_pos; offset <= max_pos; ++offset) {
+    const std::int64_t count = acc[offset];
+    if (count == 0) continue;
+    acc[offset] = 0;
+    const std::int64_t amount = reduce(count, base);
+    if (amount == 0) continue;
+    Delta& d = deltas.emplace_back();
+    d.offset = offset;
+    d.amount = amount;
+  }
+  block.num_deltas = static_cast<std::int32_t>(deltas.size()) - block.first_delta;
+  push_op(OpKind::kBlock, cost, static_cast<std::int32_t>(blocks.size()) - 1, start);
+}
+
+void detail::OpStream::close_loop(const Program& program, std::int32_t position) {
+  const OpenBracket open_bracket = stack_.back();
+  stack_.pop_back();
+  if (!stack_.empty()) stack_.back().flat = false;
+  const std::int32_t open = open_bracket.op;
+  const auto close = static_cast<std::int32_t>(ops.size());
+  push_op(OpKind::kClose, 1, open + 1, position);
+  ops[open].target = close + 1;
+  if (!open_bracket.flat) return;
+
+  const bool empty_body = close == open + 1;
+  const bool block_body = close == open + 2 && ops[open + 1].kind == OpKind::kBlock;
+  const Block* body = block_body ? &blocks[ops[open + 1].target] : nullptr;
+  if (empty_body || (block_body && body->shift == 0)) {
+    // "[]" and "[block]" with a pointer-neutral block: closed form.
+    Loop& loop = loops.emplace_back();
+    if (empty_body) {
+      loop.block = static_cast<std::int32_t>(blocks.size());
+      blocks.push_back(Block{static_cast<std::int32_t>(deltas.size()), 0, 0, 0, 0});
+      loop.step = 0;
+    } else {
+      loop.block = ops[open + 1].target;
+      body = &blocks[loop.block];
+      loop.step = 0;
+      for (std::int32_t d = 0; d < body->num_deltas; ++d) {
+        if (deltas[body->first_delta + d].offset == 0) {
+          loop.step = deltas[body->first_delta + d].amount;
+        }
+      }
+    }
+    loop.exit = close + 1;
+    loop.iter_cost = (empty_body ? 0 : ops[open + 1].cost) + 1;
+    ops[open].kind = OpKind::kLoop;
+    ops[open].target = static_cast<std::int32_t>(loops.size()) - 1;
+    return;
+  }
+  if (block_body && body->num_deltas == 0) {
+    // "[>]", "[<<]", ...: only moves.
+    Scan& scan = scans.emplace_back();
+    scan.exit = close + 1;
+    scan.shift = body->shift;
+    scan.min_pos = body->min_pos;
+    scan.max_pos = body->max_pos;
+    scan.iter_cost = ops[open + 1].cost + 1;
+    ops[open].kind = OpKind::kScan;
+    ops[open].target = static_cast<std::int32_t>(scans.size()) - 1;
+    return;
+  }
+  // Any other loop without nested loops: its one-iteration summary.
+  Flat& flat = flats.emplace_back();
+  summarize_flat(program.code(), open_bracket.src + 1, position, program.base(), scratch_,
+                 &flat);
+  ops[open].kind = OpKind::kFlatOpen;
+  ops[close].kind = OpKind::kFlatClose;
+  ops[close].cost = static_cast<std::int32_t>(flats.size()) - 1;
+}
+
+void detail::OpStream::build(const Program& program) {
+  const auto n = static_cast<std::int32_t>(program.size());
+  const std::int64_t base = program.base();
+  program_id = program.id();
+  ops.clear();
+  blocks.clear();
+  deltas.clear();
+  loops.clear();
+  flats.clear();
+  scans.clear();
+  stack_.clear();
+  ops.reserve(program.size() + 1);
+  blocks.reserve(program.size() + 1);
+  deltas.reserve(program.size());
+  op_at.assign(program.size() + 1, -1);
+  scratch_.fit(program.size());
+
+  // Blocks accumulate until a matched bracket or an I/O character (unmatched brackets are
+  // classed as foreign characters, so they join blocks).
+  const std::uint8_t* cls = program.class_.data();
+  std::int64_t* acc = scratch_.acc.data() + scratch_.origin;  // indexed by offset
+  std::int32_t i = 0;
+  while (i < n) {
+    std::uint8_t c = cls[i];
+    if (c <= kLastBlockClass) {
+      const std::int32_t start = i;
+      std::int32_t pos = 0, min_pos = 0, max_pos = 0;
+      do {
+        acc[pos] += kAddOf[c];
+        pos += kMoveOf[c];
+        min_pos = std::min(min_pos, pos);
+        max_pos = std::max(max_pos, pos);
+        c = cls[++i];
+      } while (c <= kLastBlockClass);
+      flush_block(base, i - start, start, pos, min_pos, max_pos);
+      if (i == n) break;
+    }
+    switch (c) {
+      case detail::kOpenBracket: {
+        OpenBracket& open = stack_.emplace_back();
+        open.op = static_cast<std::int32_t>(ops.size());
+        open.src = i;
+        open.flat = true;
+        push_op(OpKind::kOpen, 1, -1, i);
+        break;
+      }
+      case detail::kCloseBracket: close_loop(program, i); break;
+      case detail::kDot: push_op(OpKind::kOut, 1, 0, i); break;
+      default: push_op(OpKind::kIn, 1, 0, i); break;
+    }
+    ++i;
+  }
+  push_op(OpKind::kEnd, 0, 0, n);
+}
+
+// ---------------------------------------------------------------------------------------
+// Machine
 
 Machine::Machine(RunOptions options) : options_(options) {
   validate(options_);
   step_limit_ = options_.max_steps ? *options_.max_steps : kNoLimit;
+  // A limit below 1 stops a run after its first instruction; no shortcuts are needed there.
+  verdict_only_ = !options_.exact_failure_state && options_.max_steps && step_limit_ >= 1;
   tape_.assign(kInitialTapeCells, 0);
 }
 
@@ -241,6 +402,17 @@ bool Machine::timed_out() const {
   return elapsed_s > options_.timeout_s;
 }
 
+RunSummary Machine::step_limit_verdict() {
+  steps_ = step_limit_;
+  return RunSummary{false, FailureReason::kStepLimit, step_limit_};
+}
+
+void Machine::reset_cycle_detection() {
+  snap_point_ = -1;
+  cycle_power_ = 1;
+  cycle_lambda_ = 0;
+}
+
 void Machine::reset(const std::int64_t* input, std::size_t input_size,
                     const std::vector<std::int64_t>& init_memory) {
   // Cells past tape_len_ are already 0; clear the ones the previous run used.
@@ -250,7 +422,9 @@ void Machine::reset(const std::int64_t* input, std::size_t input_size,
   if (init_memory.empty()) {
     tape_len_ = 1;
   } else {
-    if (init_memory.size() > tape_.size()) grow_tape(static_cast<std::int64_t>(init_memory.size()));
+    if (init_memory.size() >= tape_.size()) {
+      grow_tape(static_cast<std::int64_t>(init_memory.size()));
+    }
     std::copy(init_memory.begin(), init_memory.end(), tape_.begin());
     tape_len_ = static_cast<std::int64_t>(init_memory.size());
     for (const std::int64_t v : init_memory) in_range_ = in_range_ && v >= 0 && v < base;
@@ -265,9 +439,10 @@ void Machine::reset(const std::int64_t* input, std::size_t input_size,
   input_pos_ = 0;
   output_.clear();
   syntax_failed_ = false;
-  snap_pc_ = -1;
-  cycle_power_ = 1;
-  cycle_lambda_ = 0;
+  flat_pending_ = false;
+  pending_open_ = -1;
+  summary_open_ = -1;
+  reset_cycle_detection();
   if (options_.timeout_s > 0) {
     start_ns_ = now_ns();
     next_clock_check_ = kClockCheckInterval;
@@ -293,7 +468,9 @@ RunSummary Machine::run(const Program& program, const std::int64_t* input,
     return RunSummary{false, FailureReason::kSyntaxError, 0};
   }
   if (options_.engine == Engine::kPlain || !in_range_) return run_plain(program, 0);
-  return run_fast(program);
+  // A program whose op stream is already built (it ran long before) starts there.
+  if (stream_.program_id == program.id()) return run_fast(program, 0);
+  return run_source(program, kCompileAfterSteps);
 }
 
 std::vector<std::int64_t> Machine::memory() const {
@@ -368,20 +545,260 @@ RunSummary Machine::run_plain(const Program& program, std::size_t ip) {
   return result;
 }
 
-RunSummary Machine::run_fast(const Program& program) {
-  const Op* ops = program.ops_.data();
-  const Block* blocks = program.blocks_.data();
-  const Delta* deltas = program.deltas_.data();
-  const Loop* loops = program.loops_.data();
+bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps) {
+  if (point == snap_point_ && dp == snap_dp_ && tape_len_ == snap_len_ &&
+      input_pos_ == snap_input_pos_ &&
+      tape_[static_cast<std::size_t>(dp)] == snap_tape_[static_cast<std::size_t>(dp)] &&
+      std::memcmp(tape_.data(), snap_tape_.data(),
+                  static_cast<std::size_t>(tape_len_) * sizeof(std::int64_t)) == 0) {
+    return true;
+  }
+  if (++cycle_lambda_ == cycle_power_) {
+    snap_point_ = point;
+    snap_dp_ = dp;
+    snap_len_ = tape_len_;
+    snap_input_pos_ = input_pos_;
+    snap_steps_ = steps;
+    snap_output_len_ = output_.size();
+    snap_tape_.assign(tape_.data(), tape_.data() + tape_len_);
+    cycle_power_ <<= 1;
+    cycle_lambda_ = 0;
+  }
+  return false;
+}
+
+std::int64_t Machine::clamped_iteration(const Program& program, const Flat& flat,
+                                        std::int64_t dp, std::int64_t* top) {
+  const char* code = program.code_.data() + flat.body_src;
+  const std::int64_t base = options_.base;
+  const auto need = static_cast<std::size_t>(dp + flat.body_len + 1);
+  if (clamp_acc_.size() < need) {
+    clamp_acc_.resize(need, 0);
+    clamp_set_.resize(need, 0);
+  }
+  std::int64_t pos = dp;
+  std::int64_t high = dp;
+  const auto add = [&](std::int64_t amount) {
+    std::int64_t& slot = clamp_acc_[static_cast<std::size_t>(pos)];
+    if (slot == 0) clamp_touched_.push_back(pos);
+    slot = add_in_range(slot, amount, base);
+  };
+  for (std::int32_t k = 0; k < flat.body_len; ++k) {
+    switch (code[k]) {
+      case '>': high = std::max(high, ++pos); break;
+      case '<': if (pos > 0) --pos; break;
+      case '+': add(1 % base); break;
+      case '-': add(base - 1); break;
+      case ',':
+        clamp_acc_[static_cast<std::size_t>(pos)] = 0;
+        clamp_set_[static_cast<std::size_t>(pos)] = 1;
+        clamp_touched_.push_back(pos);
+        break;
+      default: break;
+    }
+  }
+  *top = high;
+  return pos;
+}
+
+void Machine::clear_clamp_scratch() {
+  for (const std::int64_t p : clamp_touched_) {
+    clamp_acc_[static_cast<std::size_t>(p)] = 0;
+    clamp_set_[static_cast<std::size_t>(p)] = 0;
+  }
+  clamp_touched_.clear();
+}
+
+Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, std::int64_t dp,
+                                         std::int64_t steps) {
+  // ',' is only a constant (0) once the input is used up.
+  if (f.has_input && input_pos_ < input_size_) return LoopVerdict::kKeep;
+  const std::int64_t base = options_.base;
+  const std::int64_t room = step_limit_ - 1 - steps;  // steps that stay below the limit
+  const std::int64_t v = tape_[static_cast<std::size_t>(dp)];
+  if (dp + f.min_pos < 0) {
+    // The next iteration clamps at the left edge. If it ends where it started, every later
+    // iteration repeats it (moves do not depend on cell values).
+    std::int64_t top = 0;
+    const bool neutral = clamped_iteration(program, f, dp, &top) == dp;
+    const auto at = static_cast<std::size_t>(dp);
+    std::int64_t n = 1;
+    const bool finite = clamp_set_[at] != 0 ? clamp_acc_[at] == 0
+                                            : iterations_to_zero(clamp_acc_[at], v, base, &n);
+    clear_clamp_scratch();
+    if (!neutral) return LoopVerdict::kKeep;
+    return finite && n <= room / f.iter_cost ? LoopVerdict::kEnds : LoopVerdict::kNever;
+  }
+  if (f.shift == 0) {
+    std::int64_t n = 1;
+    const bool finite = f.cell0_set ? f.cell0 == 0 : iterations_to_zero(f.cell0, v, base, &n);
+    return finite && n <= room / f.iter_cost ? LoopVerdict::kEnds : LoopVerdict::kNever;
+  }
+  if (f.shift < 0 || !f.march) return LoopVerdict::kDone;
+  // Marching right: once the exit cell lies in untouched tape, every later exit test sees
+  // exit_cell (no iteration writes a later exit cell).
+  if (dp + f.shift < tape_len_) return LoopVerdict::kKeep;
+  return f.exit_cell != 0 ? LoopVerdict::kNever : LoopVerdict::kEnds;
+}
+
+// ---------------------------------------------------------------------------------------
+// Source engine: one dispatch per instruction on the character classes, with the verdict
+// checks at back-edges. Every run starts here; long runs move to the op stream.
+
+RunSummary Machine::run_source(const Program& program, std::int64_t switch_at) {
+  static_assert(detail::kEndClass == 9, "dispatch table follows CharClass");
+  static const void* const kDispatch[] = {&&c_foreign, &&c_plus,  &&c_minus, &&c_right,
+                                          &&c_left,    &&c_open,  &&c_close, &&c_dot,
+                                          &&c_comma,   &&c_end};
+#define RINGRL_BF_DISPATCH() goto* kDispatch[cls[ip]]
+#define RINGRL_BF_STEP()                 \
+  do {                                   \
+    ++ip;                                \
+    if (++steps >= check_at) goto check; \
+    RINGRL_BF_DISPATCH();                \
+  } while (0)
+
+  const std::uint8_t* cls = program.class_.data();
+  const std::int32_t* match = program.match_.data();
   const std::int64_t base = options_.base;
   const std::int64_t limit = step_limit_;
-  const bool limited = limit != kNoLimit;
-  // A limit below 1 stops the run after its first instruction, which the plain path handles.
-  const bool verdict_only = !options_.exact_failure_state && limited && limit >= 1;
+  const bool verdict = verdict_only_;
   std::int64_t* tape = tape_.data();
   std::int64_t dp = 0;
   std::int64_t steps = 0;
-  std::int32_t pc = 0;
+  std::int32_t ip = 0;
+  std::int64_t check_at = std::min(limit, next_clock_check_);
+  std::int32_t ends_open = -1;  // '[' of the loop known to end within the limit
+
+  RINGRL_BF_DISPATCH();
+
+c_foreign:
+  RINGRL_BF_STEP();
+c_plus:
+  tape[dp] = tape[dp] < base - 1 ? tape[dp] + 1 : 0;
+  RINGRL_BF_STEP();
+c_minus:
+  tape[dp] = tape[dp] > 0 ? tape[dp] - 1 : base - 1;
+  RINGRL_BF_STEP();
+c_right:
+  if (++dp == tape_len_) {
+    if (dp >= static_cast<std::int64_t>(tape_.size())) {
+      grow_tape(dp);
+      tape = tape_.data();
+    }
+    ++tape_len_;
+  }
+  RINGRL_BF_STEP();
+c_left:
+  dp -= static_cast<std::int64_t>(dp > 0);
+  RINGRL_BF_STEP();
+c_dot:
+  output_.push_back(tape[dp]);
+  RINGRL_BF_STEP();
+c_comma:
+  tape[dp] = input_pos_ < input_size_ ? input_[input_pos_++] : 0;
+  RINGRL_BF_STEP();
+c_open:  // always matched (unmatched brackets are classed foreign)
+  if (tape[dp] == 0) {
+    ip = match[ip];
+  } else {
+    pending_open_ = ip;
+    ends_open = -1;
+  }
+  RINGRL_BF_STEP();
+c_close:
+  if (tape[dp] == 0) RINGRL_BF_STEP();
+  {
+    // Taken back-edge. Its limit check comes first; `check` resumes at the body.
+    const std::int32_t open = match[ip];
+    ip = open + 1;
+    if (++steps >= check_at) goto check;
+    if (verdict && ends_open != open) {
+      if (pending_open_ == open) {
+        if (summary_open_ != open) {
+          summary_scratch_.fit(program.size());
+          if (!detail::summarize_flat(program.code(), open + 1, match[open], base,
+                                      summary_scratch_, &summary_)) {
+            pending_open_ = -1;  // has nested loops: Brent only
+          }
+          summary_open_ = open;
+        }
+        if (pending_open_ == open) {
+          switch (check_flat(program, summary_, dp, steps)) {
+            case LoopVerdict::kKeep: break;
+            case LoopVerdict::kDone: pending_open_ = -1; break;
+            case LoopVerdict::kEnds: pending_open_ = -1; ends_open = open; break;
+            case LoopVerdict::kNever: return step_limit_verdict();
+          }
+        }
+      }
+      if (ends_open != open && cycle_power_ != 0 && repeats(ip, dp, steps)) {
+        return step_limit_verdict();
+      }
+    }
+    if (steps >= switch_at) {
+      // Long run: continue on the compiled op stream from the body's first op.
+      if (stream_.program_id != program.id()) stream_.build(program);
+      dp_ = dp;
+      steps_ = steps;
+      flat_pending_ = true;
+      reset_cycle_detection();
+      return run_fast(program, stream_.op_at[static_cast<std::size_t>(ip)]);
+    }
+    RINGRL_BF_DISPATCH();
+  }
+
+check:
+  // steps reached check_at after the instruction at ip: timeout first, then the step limit.
+  if (steps >= next_clock_check_) {
+    next_clock_check_ = steps + kClockCheckInterval;
+    if (timed_out()) {
+      dp_ = dp;
+      steps_ = steps;
+      return RunSummary{false, FailureReason::kTimeout, steps};
+    }
+  }
+  if (steps >= limit) {
+    dp_ = dp;
+    steps_ = steps;
+    return RunSummary{false, FailureReason::kStepLimit, steps};
+  }
+  check_at = std::min(limit, next_clock_check_);
+  RINGRL_BF_DISPATCH();
+
+c_end:
+  dp_ = dp;
+  steps_ = steps;
+  return RunSummary{true, FailureReason::kSuccess, steps};
+#undef RINGRL_BF_STEP
+#undef RINGRL_BF_DISPATCH
+}
+
+// ---------------------------------------------------------------------------------------
+// Op-stream engine
+
+RunSummary Machine::run_fast(const Program& program, std::int32_t pc) {
+  static_assert(static_cast<int>(OpKind::kEnd) == 9, "dispatch table follows OpKind");
+  static const void* const kDispatch[] = {&&op_block,      &&op_open,  &&op_loop,
+                                          &&op_scan,       &&op_flat_open, &&op_close,
+                                          &&op_flat_close, &&op_out,   &&op_in,
+                                          &&op_end};
+#define RINGRL_BF_NEXT() goto* kDispatch[static_cast<std::size_t>(ops[pc].kind)]
+
+  const Op* ops = stream_.ops.data();
+  const Block* blocks = stream_.blocks.data();
+  const Delta* deltas = stream_.deltas.data();
+  const Loop* loops = stream_.loops.data();
+  const Flat* flats = stream_.flats.data();
+  const Scan* scans = stream_.scans.data();
+  const std::int64_t base = options_.base;
+  const std::int64_t limit = step_limit_;
+  const bool limited = limit != kNoLimit;
+  const bool verdict_only = verdict_only_;
+  std::int64_t* tape = tape_.data();
+  std::int64_t dp = dp_;
+  std::int64_t steps = steps_;
+  bool flat_ends = false;  // the flat loop being run is known to end within the limit
 
   // Makes `index` part of the grown tape (the original appends cells as '>' reaches them).
   const auto ensure_cell = [&](std::int64_t index) {
@@ -394,177 +811,271 @@ RunSummary Machine::run_fast(const Program& program) {
     }
   };
 
-  for (;;) {
-    const Op& op = ops[pc];
-    switch (op.kind) {
-      case OpKind::kBlock: {
-        if (steps + op.cost >= limit) goto handoff;
-        const Block& b = blocks[op.target];
-        if (dp + b.min_pos < 0) {
-          // The pointer may clamp at the left edge: step through the characters exactly.
-          const char* code = program.code_.data();
-          for (std::int32_t k = op.src, end = op.src + op.cost; k < end; ++k) {
-            switch (code[k]) {
-              case '>': ensure_cell(++dp); break;
-              case '<': if (dp > 0) --dp; break;
-              case '+': tape[dp] = add_in_range(tape[dp], 1 % base, base); break;
-              case '-': tape[dp] = add_in_range(tape[dp], base - 1, base); break;
-              default: break;
-            }
-          }
-        } else {
-          ensure_cell(dp + b.max_pos);
-          for (const Delta* d = deltas + b.first_delta, *e = d + b.num_deltas; d != e; ++d) {
-            std::int64_t& cell = tape[dp + d->offset];
-            cell = add_in_range(cell, d->amount, base);
-          }
-          dp += b.shift;
+  RINGRL_BF_NEXT();
+
+op_block: {
+  const Op& op = ops[pc];
+  if (steps + op.cost >= limit) goto handoff;
+  const Block& b = blocks[op.target];
+  if (dp + b.min_pos < 0) {
+    // The pointer may clamp at the left edge: step through the characters exactly.
+    const char* code = program.code_.data();
+    for (std::int32_t k = op.src, end = op.src + op.cost; k < end; ++k) {
+      switch (code[k]) {
+        case '>': ensure_cell(++dp); break;
+        case '<': if (dp > 0) --dp; break;
+        case '+': tape[dp] = add_in_range(tape[dp], 1 % base, base); break;
+        case '-': tape[dp] = add_in_range(tape[dp], base - 1, base); break;
+        default: break;
+      }
+    }
+  } else {
+    ensure_cell(dp + b.max_pos);
+    for (const Delta *d = deltas + b.first_delta, *e = d + b.num_deltas; d != e; ++d) {
+      std::int64_t& cell = tape[dp + d->offset];
+      cell = add_in_range(cell, d->amount, base);
+    }
+    dp += b.shift;
+  }
+  steps += op.cost;
+  ++pc;
+  RINGRL_BF_NEXT();
+}
+
+op_open:
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  pc = tape[dp] == 0 ? ops[pc].target : pc + 1;
+  RINGRL_BF_NEXT();
+
+op_flat_open:
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  if (tape[dp] == 0) {
+    pc = ops[pc].target;
+  } else {
+    ++pc;
+    flat_pending_ = true;
+    flat_ends = false;
+  }
+  RINGRL_BF_NEXT();
+
+op_loop: {
+  if (steps + 1 >= limit) goto handoff;
+  const Loop& loop = loops[ops[pc].target];
+  const std::int64_t v = tape[dp];
+  if (v == 0) {
+    ++steps;
+    pc = loop.exit;
+    RINGRL_BF_NEXT();
+  }
+  const Block& b = blocks[loop.block];
+  if (dp + b.min_pos < 0) {
+    // Clamping body: run it as an ordinary loop.
+    ++steps;
+    ++pc;
+    RINGRL_BF_NEXT();
+  }
+  std::int64_t n = 0;
+  const bool finite = iterations_to_zero(loop.step, v, base, &n);
+  const std::int64_t after_open = steps + 1;
+  const std::int64_t room = limit - 1 - after_open;  // steps that stay below the limit
+  std::int64_t times = 0;
+  if (finite && n <= room / loop.iter_cost) {
+    times = n;
+  } else if (verdict_only) {
+    return step_limit_verdict();
+  } else if (!limited) {
+    // Never ends and nothing stops it but a timeout: iterate normally.
+    ++steps;
+    ++pc;
+    RINGRL_BF_NEXT();
+  } else {
+    times = room / loop.iter_cost;  // the limit falls inside iteration times + 1
+  }
+  ensure_cell(dp + b.max_pos);
+  const std::int64_t reps = times % base;
+  for (const Delta *d = deltas + b.first_delta, *e = d + b.num_deltas; d != e; ++d) {
+    std::int64_t& cell = tape[dp + d->offset];
+    cell = (cell + reps * d->amount) % base;
+  }
+  steps = after_open + times * loop.iter_cost;
+  pc = finite && times == n ? loop.exit : pc + 1;
+  RINGRL_BF_NEXT();
+}
+
+op_scan: {
+  if (steps + 1 >= limit) goto handoff;
+  const Scan& scan = scans[ops[pc].target];
+  if (tape[dp] == 0) {
+    ++steps;
+    pc = scan.exit;
+    RINGRL_BF_NEXT();
+  }
+  // Iterations that fit below the limit, each moving by scan.shift, until a 0 cell; stop
+  // before an iteration that would clamp at the left edge.
+  const std::int64_t after_open = steps + 1;
+  const std::int64_t max_iters = (limit - 1 - after_open) / scan.iter_cost;
+  std::int64_t p = dp;
+  std::int64_t k = 0;
+  bool found = false;
+  if (scan.shift > 0) {
+    if (p + scan.min_pos >= 0) {
+      while (k < max_iters) {
+        p += scan.shift;
+        ++k;
+        if (p >= tape_len_ || tape[p] == 0) {  // cells past the grown tape are 0
+          found = true;
+          break;
         }
-        steps += op.cost;
-        ++pc;
+      }
+    }
+  } else {
+    while (k < max_iters && p + scan.min_pos >= 0) {
+      p += scan.shift;
+      ++k;
+      if (tape[p] == 0) {
+        found = true;
         break;
       }
-      case OpKind::kOpen:
-        if (steps + 1 >= limit) goto handoff;
-        ++steps;
-        pc = tape[dp] == 0 ? op.target : pc + 1;
-        break;
-      case OpKind::kLoop: {
-        if (steps + 1 >= limit) goto handoff;
-        const Loop& loop = loops[op.target];
-        const std::int64_t v = tape[dp];
-        if (v == 0) {
-          ++steps;
-          pc = loop.exit;
-          break;
-        }
-        const Block& b = blocks[loop.block];
-        if (dp + b.min_pos < 0) {
-          // Clamping body: run it as an ordinary loop.
-          ++steps;
-          ++pc;
-          break;
-        }
-        // Iterations until the loop cell is 0: smallest n >= 1 with v + n*step = 0 (mod base).
-        const std::int64_t need = base - v;
-        bool finite = loop.step != 0 && need % loop.gcd == 0;
-        std::int64_t n = 0;
-        if (finite) {
-          n = loop.step == base - 1 ? v
-              : loop.step == 1     ? need
-                                   : (need / loop.gcd) * loop.inverse % loop.modulus;
-        }
-        const std::int64_t after_open = steps + 1;
-        const std::int64_t room = limit - 1 - after_open;  // steps that stay below the limit
-        std::int64_t times = 0;
-        if (finite && n <= room / loop.iter_cost) {
-          times = n;
-        } else if (verdict_only) {
-          steps_ = limit;
-          return RunSummary{false, FailureReason::kStepLimit, limit};
-        } else if (!limited) {
-          // Never ends and nothing stops it but a timeout: iterate normally.
-          ++steps;
-          ++pc;
-          break;
-        } else {
-          times = room / loop.iter_cost;  // the limit falls inside iteration times + 1
-        }
-        ensure_cell(dp + b.max_pos);
-        const std::int64_t reps = times % base;
-        for (const Delta* d = deltas + b.first_delta, *e = d + b.num_deltas; d != e; ++d) {
-          std::int64_t& cell = tape[dp + d->offset];
-          cell = (cell + reps * d->amount) % base;
-        }
-        steps = after_open + times * loop.iter_cost;
-        pc = times == n && finite ? loop.exit : pc + 1;
-        break;
-      }
-      case OpKind::kClose:
-        if (steps + 1 >= limit) goto handoff;
-        ++steps;
-        if (tape[dp] == 0) {
-          ++pc;
-          break;
-        }
-        pc = op.target;
-        if (steps >= next_clock_check_) {
-          next_clock_check_ = steps + kClockCheckInterval;
-          if (timed_out()) {
-            dp_ = dp;
-            steps_ = steps;
-            return RunSummary{false, FailureReason::kTimeout, steps};
-          }
-        }
-        if (cycle_power_ != 0) {
-          // Brent's cycle detection on the whole state at back-edges.
-          if (pc == snap_pc_ && dp == snap_dp_ && input_pos_ == snap_input_pos_ &&
-              tape_len_ == snap_len_ &&
-              std::memcmp(tape, snap_tape_.data(),
-                          static_cast<std::size_t>(tape_len_) * sizeof(std::int64_t)) == 0) {
-            // The state repeats: the run loops forever with period `period` steps.
-            cycle_power_ = 0;
-            if (verdict_only) {
-              steps_ = limit;
-              return RunSummary{false, FailureReason::kStepLimit, limit};
-            }
-            if (limited) {
-              const std::int64_t period = steps - snap_steps_;
-              const std::int64_t skip = (limit - 1 - steps) / period;
-              const std::size_t cycle_begin = snap_output_len_;
-              const std::size_t cycle_end = output_.size();
-              if (cycle_end > cycle_begin) {
-                output_.reserve(cycle_end +
-                                static_cast<std::size_t>(skip) * (cycle_end - cycle_begin));
-                for (std::int64_t r = 0; r < skip; ++r) {
-                  for (std::size_t k = cycle_begin; k < cycle_end; ++k) {
-                    output_.push_back(output_[k]);
-                  }
-                }
-              }
-              steps += skip * period;
-            }
-          } else if (++cycle_lambda_ == cycle_power_) {
-            snap_pc_ = pc;
-            snap_dp_ = dp;
-            snap_len_ = tape_len_;
-            snap_input_pos_ = input_pos_;
-            snap_steps_ = steps;
-            snap_output_len_ = output_.size();
-            snap_tape_.assign(tape, tape + tape_len_);
-            cycle_power_ <<= 1;
-            cycle_lambda_ = 0;
-          }
-        }
-        break;
-      case OpKind::kOut:
-        if (steps + 1 >= limit) goto handoff;
-        ++steps;
-        output_.push_back(tape[dp]);
-        ++pc;
-        break;
-      case OpKind::kIn:
-        if (steps + 1 >= limit) goto handoff;
-        ++steps;
-        tape[dp] = input_pos_ < input_size_ ? input_[input_pos_++] : 0;
-        ++pc;
-        break;
-      case OpKind::kEnd:
-        dp_ = dp;
-        steps_ = steps;
-        return RunSummary{true, FailureReason::kSuccess, steps};
     }
   }
+  if (k == 0) {
+    ++steps;
+    ++pc;
+    RINGRL_BF_NEXT();
+  }
+  ensure_cell((scan.shift > 0 ? p - scan.shift : dp) + scan.max_pos);
+  steps = after_open + k * scan.iter_cost;
+  dp = p;
+  if (found) {
+    pc = scan.exit;
+  } else {
+    if (verdict_only && k == max_iters) return step_limit_verdict();  // the next crosses it
+    ++pc;
+  }
+  RINGRL_BF_NEXT();
+}
+
+op_flat_close: {
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  if (tape[dp] == 0) {
+    ++pc;
+    RINGRL_BF_NEXT();
+  }
+  const std::int32_t exit = pc + 1;
+  const Flat& f = flats[ops[pc].cost];
+  pc = ops[pc].target;
+  if (!f.has_io && dp + f.min_pos < 0) {
+    // A clamping iteration of a single-block body. If it ends where it started, every
+    // later iteration repeats it: solve them in closed form (also in exact mode).
+    std::int64_t top = 0;
+    if (clamped_iteration(program, f, dp, &top) != dp) {
+      clear_clamp_scratch();
+      goto back_edge;
+    }
+    const auto at = static_cast<std::size_t>(dp);
+    std::int64_t n = 0;
+    const bool finite = iterations_to_zero(clamp_acc_[at], tape[dp], base, &n);
+    const std::int64_t room = limit - 1 - steps;
+    const bool fits = finite && n <= room / f.iter_cost;
+    std::int64_t times = n;
+    if (!fits) {
+      if (verdict_only || !limited) {
+        clear_clamp_scratch();
+        if (verdict_only) return step_limit_verdict();
+        goto back_edge;
+      }
+      times = room / f.iter_cost;
+    }
+    ensure_cell(top);
+    const std::int64_t reps = times % base;
+    for (const std::int64_t p : clamp_touched_) {
+      std::int64_t& amount = clamp_acc_[static_cast<std::size_t>(p)];
+      tape[p] = (tape[p] + reps * amount) % base;
+      amount = 0;
+    }
+    clamp_touched_.clear();
+    steps += times * f.iter_cost;
+    if (fits) pc = exit;
+    RINGRL_BF_NEXT();
+  }
+  if (verdict_only && flat_pending_) {
+    switch (check_flat(program, f, dp, steps)) {
+      case LoopVerdict::kKeep: break;
+      case LoopVerdict::kDone: flat_pending_ = false; break;
+      case LoopVerdict::kEnds: flat_pending_ = false; flat_ends = true; break;
+      case LoopVerdict::kNever: return step_limit_verdict();
+    }
+  }
+  if (flat_ends) RINGRL_BF_NEXT();
+  goto back_edge;
+}
+
+op_close:
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  if (tape[dp] == 0) {
+    ++pc;
+    RINGRL_BF_NEXT();
+  }
+  pc = ops[pc].target;
+back_edge:
+  if (steps >= next_clock_check_) {
+    next_clock_check_ = steps + kClockCheckInterval;
+    if (timed_out()) {
+      dp_ = dp;
+      steps_ = steps;
+      return RunSummary{false, FailureReason::kTimeout, steps};
+    }
+  }
+  if (cycle_power_ != 0 && repeats(pc, dp, steps)) {
+    // The state repeats: the run loops forever with a period of `period` steps.
+    cycle_power_ = 0;
+    if (verdict_only) return step_limit_verdict();
+    if (limited) {
+      const std::int64_t period = steps - snap_steps_;
+      const std::int64_t skip = (limit - 1 - steps) / period;
+      const std::size_t cycle_begin = snap_output_len_;
+      const std::size_t cycle_end = output_.size();
+      if (cycle_end > cycle_begin) {
+        output_.reserve(cycle_end + static_cast<std::size_t>(skip) * (cycle_end - cycle_begin));
+        for (std::int64_t r = 0; r < skip; ++r) {
+          for (std::size_t k = cycle_begin; k < cycle_end; ++k) output_.push_back(output_[k]);
+        }
+      }
+      steps += skip * period;
+    }
+  }
+  RINGRL_BF_NEXT();
+
+op_out:
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  output_.push_back(tape[dp]);
+  ++pc;
+  RINGRL_BF_NEXT();
+
+op_in:
+  if (steps + 1 >= limit) goto handoff;
+  ++steps;
+  tape[dp] = input_pos_ < input_size_ ? input_[input_pos_++] : 0;
+  ++pc;
+  RINGRL_BF_NEXT();
+
+op_end:
+  dp_ = dp;
+  steps_ = steps;
+  return RunSummary{true, FailureReason::kSuccess, steps};
 
 handoff:
   // The step limit falls within the next op: finish instruction by instruction.
   dp_ = dp;
   steps_ = steps;
-  if (verdict_only) {
-    steps_ = limit;
-    return RunSummary{false, FailureReason::kStepLimit, limit};
-  }
+  if (verdict_only) return step_limit_verdict();
   return run_plain(program, static_cast<std::size_t>(ops[pc].src));
+#undef RINGRL_BF_NEXT
 }
 
 RunResult evaluate(std::string_view code, const std::vector<std::int64_t>& input,
