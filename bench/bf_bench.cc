@@ -1,8 +1,8 @@
 #include "bench/bf_bench.h"
 
+#include <time.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -19,7 +19,13 @@
 namespace ringrl::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// Rates are per core: they use this thread's CPU time, not wall time (the machine may be
+// shared with other work).
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 constexpr std::string_view kOps = "><+-[].,";  // the 8 BF instructions (GA gene order)
 // Long-running set: known-code reference programs on long inputs, no step limit.
@@ -38,9 +44,7 @@ constexpr std::string_view kLongPrograms[] = {
     ",>>+<<[>>[-<+>]<[->+<<.>]>+<<,].",                                  // cascade
 };
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(double start) { return thread_cpu_seconds() - start; }
 
 std::vector<std::string> random_programs(std::size_t count, std::size_t length,
                                          std::uint64_t seed) {
@@ -61,7 +65,7 @@ ScoreTiming time_scorer(bf::Scorer& scorer, const std::vector<std::string>& prog
                         std::size_t count) {
   ScoreTiming timing;
   std::size_t scored = 0;
-  const auto start = Clock::now();
+  const double start = thread_cpu_seconds();
   double elapsed = 0;
   do {
     for (std::size_t k = 0; k < count; ++k) {
@@ -90,7 +94,7 @@ double time_long_programs(bf::Engine engine, std::int64_t* steps_per_pass) {
   for (const std::string_view code : kLongPrograms) programs.emplace_back(code, options.base);
   std::int64_t steps = 0;
   std::int64_t pass_steps = 0;
-  const auto start = Clock::now();
+  const double start = thread_cpu_seconds();
   double elapsed = 0;
   bool first = true;
   do {

@@ -14,7 +14,8 @@ Modes (JSON lines on stdin, JSON lines on stdout):
          "correct_bonus", "code_length_bonus", "failure_reward", "require_correct_syntax",
          "timeout", "cases": [[input, output], ...]}; then one JSON string (a program) per
          line -> one line {"total_reward", "correct", "reason"} per program, and a last
-         line {"elapsed_s": seconds spent scoring}.
+         line {"elapsed_s": CPU seconds spent scoring (process time: the machine may be
+         shared)}.
 """
 
 import json
@@ -188,10 +189,10 @@ def main_score(lines, out):
     scorer = ReferenceScorer(json.loads(next(lines)))
     programs = [json.loads(line) for line in lines]
     results = []
-    start = time.time()
+    start = time.process_time()
     for code in programs:
         results.append(scorer.score(code))
-    elapsed = time.time() - start
+    elapsed = time.process_time() - start
     for total, correct, reason in results:
         out.write(json.dumps({'total_reward': total, 'correct': correct,
                               'reason': reason}) + '\n')

@@ -154,18 +154,18 @@ void Program::compile(std::string_view code, std::int64_t base) {
   id_ = g_next_program_id.fetch_add(1, std::memory_order_relaxed);  // only uniqueness matters
   const auto n = static_cast<std::int32_t>(code.size());
   if (bracket_stack_.size() < code.size() + 2) {
-    match_.resize(code.size());
+    match_.resize(code.size() + 1);
     class_.resize(code.size() + 1);
     bracket_stack_.resize(code.size() + 2);
   }
   // Bracket table in one pass with a stack, written without data-dependent branches
-  // (random code makes them unpredictable): every position tentatively pushes, a ']' pops
-  // when it can; unmatched brackets keep match[i] == i.
+  // (random code makes them unpredictable). The stack's top lives in `top`, the rest in
+  // stack[0, depth); match[n] is a dummy slot for the conditional second store.
   const char* text = code_.data();
   std::int32_t* match = match_.data();
   std::uint8_t* cls = class_.data();
-  std::int32_t* stack = bracket_stack_.data();  // 1-based; stack[0] is a dummy
-  stack[0] = 0;
+  std::int32_t* stack = bracket_stack_.data();
+  std::int32_t top = 0;
   std::int32_t depth = 0;
   std::int32_t unmatched_close = 0;
   for (std::int32_t i = 0; i < n; ++i) {
@@ -176,17 +176,20 @@ void Program::compile(std::string_view code, std::int64_t base) {
     const bool stray = close && depth == 0;  // unmatched ']': a one-step no-op
     unmatched_close += static_cast<std::int32_t>(stray);
     cls[i] = stray ? static_cast<std::uint8_t>(detail::kForeign) : c;
-    stack[depth + 1] = i;
-    const std::int32_t top = stack[depth];
     match[i] = pop ? top : i;
-    const std::int32_t partner = pop ? top : i;
-    match[partner] = pop ? i : match[partner];
+    match[pop ? top : n] = i;
+    stack[depth] = top;
+    const std::int32_t below = stack[depth > 0 ? depth - 1 : 0];
+    top = open ? i : pop ? below : top;
     depth += static_cast<std::int32_t>(open) - static_cast<std::int32_t>(pop);
   }
   cls[n] = detail::kEndClass;
   syntax_ok_ = depth == 0 && unmatched_close == 0;
-  // '[' left open (unmatched) are one-step no-ops too.
-  for (std::int32_t k = 1; k <= depth; ++k) cls[stack[k]] = detail::kForeign;
+  if (depth > 0) {
+    // '[' left open (unmatched) are one-step no-ops too: the top and stack[1, depth).
+    cls[top] = detail::kForeign;
+    for (std::int32_t k = 1; k < depth; ++k) cls[stack[k]] = detail::kForeign;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
