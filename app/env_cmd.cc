@@ -4,7 +4,8 @@
 //   env rollout --env NAME --steps N --policy random|zero [--seed S] [--task single|multi]
 //               [--out traj.csv] [--json]
 //   env render --env NAME [--traj traj.csv] --out maze.png [--px-per-cell P]
-//   bench env --env NAME [--seconds T] [--rounds R] [--seed S] [--json]
+//   bench env --env NAME [--seconds T | --steps N] [--rounds R] [--seed S] [--clock cpu|wall]
+//             [--json]
 //
 // A rollout runs N env steps, resetting after each 500-step episode (episode k, counted from
 // 0, is reset with seed S + k); `episodes` is the number of episodes begun. The random policy
@@ -54,6 +55,7 @@ struct RenderCmdOptions {
 
 struct BenchCmdOptions {
   bench::EnvBenchOptions bench;
+  std::string clock = "cpu";
   bool json = false;
 };
 
@@ -166,7 +168,14 @@ void run_render(const RenderCmdOptions& o) {
 }
 
 void run_bench(const BenchCmdOptions& o) {
-  const bench::EnvBenchResult r = bench::run_env_bench(o.bench);
+  bench::EnvBenchOptions options = o.bench;
+  if (o.clock == "cpu")
+    options.clock = bench::BenchClock::kThreadCpu;
+  else if (o.clock == "wall")
+    options.clock = bench::BenchClock::kWall;
+  else
+    throw UsageError("--clock " + o.clock + ": expected cpu or wall");
+  const bench::EnvBenchResult r = bench::run_env_bench(options);
   if (o.json) {
     std::printf("%s\n", bench::to_json(r).dump().c_str());
     return;
@@ -175,7 +184,8 @@ void run_bench(const BenchCmdOptions& o) {
   if (r.bare_physics_steps_per_s)
     std::printf(", bare mj_step %.0f /s, frame skip %d, efficiency %.3f",
                 *r.bare_physics_steps_per_s, r.frame_skip, *r.efficiency);
-  std::printf(" (one core, random actions)\n");
+  std::printf(" (one core, random actions, %s clock)\n",
+              r.clock == bench::BenchClock::kWall ? "wall" : "thread CPU");
 }
 
 }  // namespace
@@ -213,8 +223,12 @@ void add_env_commands(CLI::App& root, CLI::App& bench_parent) {
       "env", "Env steps/s with random actions, and bare mj_step/s of the same model");
   b->add_option("--env", bo->bench.env, "Environment name")->required();
   b->add_option("--seconds", bo->bench.seconds, "Total measuring time");
+  b->add_option("--steps", bo->bench.steps,
+                "Fixed work instead of --seconds: env steps per round (bare: x frame skip)");
   b->add_option("--rounds", bo->bench.rounds, "Alternations of the env and physics phases");
   b->add_option("--seed", bo->bench.seed, "Seed of the action table and resets");
+  b->add_option("--clock", bo->clock,
+                "cpu: this thread's CPU time (default; robust to other load), or wall");
   b->add_flag("--json", bo->json, "Print one JSON object");
   b->callback([bo] { run_bench(*bo); });
 }

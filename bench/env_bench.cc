@@ -1,5 +1,7 @@
 #include "bench/env_bench.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -12,17 +14,46 @@
 namespace ringrl::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr int kActionTableSize = 4096;       // pre-drawn random actions, cycled
-constexpr std::int64_t kClockCheckEvery = 64;  // steps between clock reads
+constexpr int kActionTableSize = 4096;          // pre-drawn random actions, cycled
+constexpr std::int64_t kFirstBatch = 16;          // steps between the first clock reads
+constexpr std::int64_t kMaxBatch = 1 << 20;
+constexpr double kBatchSeconds = 1e-3;            // grow batches until a batch takes this
 constexpr std::uint64_t kActionStream = 0xA5A5A5A5ULL;  // decorrelates actions from resets
 constexpr double kMinSeconds = 0.01;
 constexpr double kMaxSeconds = 600.0;
 constexpr int kMaxRounds = 100;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+// Seconds on the chosen clock, from an arbitrary origin.
+double now(BenchClock clock) {
+  if (clock == BenchClock::kWall)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Runs `body(steps)` in growing batches for about `seconds`, or exactly `fixed` times when
+// fixed > 0; returns {steps, elapsed}.
+template <class Body>
+std::pair<std::int64_t, double> timed(BenchClock clock, double seconds, std::int64_t fixed,
+                                      Body&& body) {
+  if (fixed > 0) {
+    const double t0 = now(clock);
+    for (std::int64_t k = 0; k < fixed; ++k) body(k);
+    return {fixed, now(clock) - t0};
+  }
+  std::int64_t steps = 0;
+  std::int64_t batch = kFirstBatch;
+  const double t0 = now(clock);
+  double last = t0;
+  for (;;) {
+    for (std::int64_t k = 0; k < batch; ++k, ++steps) body(steps);
+    const double t = now(clock);
+    if (t - t0 >= seconds) return {steps, t - t0};
+    if (t - last < kBatchSeconds && batch < kMaxBatch) batch *= 2;
+    last = t;
+  }
 }
 
 // Random actions, uniform in the action box, laid out back to back.
@@ -45,23 +76,16 @@ envs::Span<const float> action_at(const std::vector<float>& table, int dim, std:
 // Env steps for about `seconds`; returns {steps, elapsed}. Resets at episode ends (timed:
 // actors pay for them too).
 std::pair<std::int64_t, double> time_env(envs::Env& env, const std::vector<float>& actions,
-                                         std::uint64_t seed, double seconds) {
+                                         std::uint64_t seed, BenchClock clock,
+                                         double seconds, std::int64_t fixed) {
   const envs::EnvSpec& spec = env.spec();
   std::vector<float> obs(static_cast<size_t>(spec.obs_dim));
   std::uint64_t episode = 0;
   env.reset(seed + episode, obs);
-  std::int64_t steps = 0;
-  const Clock::time_point t0 = Clock::now();
-  double elapsed = 0.0;
-  for (;;) {
-    for (std::int64_t k = 0; k < kClockCheckEvery; ++k, ++steps) {
-      const envs::StepResult r = env.step(action_at(actions, spec.action_dim, steps), obs);
-      if (r.done()) env.reset(seed + ++episode, obs);
-    }
-    elapsed = seconds_since(t0);
-    if (elapsed >= seconds) break;
-  }
-  return {steps, elapsed};
+  return timed(clock, seconds, fixed, [&](std::int64_t step) {
+    const envs::StepResult r = env.step(action_at(actions, spec.action_dim, step), obs);
+    if (r.done()) env.reset(seed + ++episode, obs);
+  });
 }
 
 // Bare mj_steps for about `seconds` on the same episodes as the env phase: each episode
@@ -69,7 +93,8 @@ std::pair<std::int64_t, double> time_env(envs::Env& env, const std::vector<float
 // steps. (The env reset inside the loop costs about one mj_forward per 2,500 mj_steps.)
 std::pair<std::int64_t, double> time_bare(envs::maze::BarePhysics& physics, envs::Env& env,
                                           const std::vector<float>& actions, std::uint64_t seed,
-                                          double seconds) {
+                                          BenchClock clock, double seconds,
+                                          std::int64_t fixed) {
   const envs::EnvSpec& spec = env.spec();
   const std::int64_t episode_steps =
       static_cast<std::int64_t>(spec.episode_length) * spec.frame_skip;
@@ -80,20 +105,12 @@ std::pair<std::int64_t, double> time_bare(envs::maze::BarePhysics& physics, envs
     physics.reset();
   };
   begin_episode();
-  std::int64_t steps = 0;
-  const Clock::time_point t0 = Clock::now();
-  double elapsed = 0.0;
-  for (;;) {
-    for (std::int64_t k = 0; k < kClockCheckEvery; ++k, ++steps) {
-      if (steps % spec.frame_skip == 0)
-        physics.set_ctrl(action_at(actions, spec.action_dim, steps / spec.frame_skip));
-      physics.step();
-      if ((steps + 1) % episode_steps == 0) begin_episode();
-    }
-    elapsed = seconds_since(t0);
-    if (elapsed >= seconds) break;
-  }
-  return {steps, elapsed};
+  return timed(clock, seconds, fixed * spec.frame_skip, [&](std::int64_t step) {
+    if (step % spec.frame_skip == 0)
+      physics.set_ctrl(action_at(actions, spec.action_dim, step / spec.frame_skip));
+    physics.step();
+    if ((step + 1) % episode_steps == 0) begin_episode();
+  });
 }
 
 }  // namespace
@@ -102,6 +119,7 @@ EnvBenchResult run_env_bench(const EnvBenchOptions& o) {
   if (!(o.seconds >= kMinSeconds && o.seconds <= kMaxSeconds))
     throw UsageError("bench env: --seconds must be in [0.01, 600], got " +
                      std::to_string(o.seconds));
+  if (o.steps < 0) throw UsageError("bench env: --steps must be >= 0, got " + std::to_string(o.steps));
   if (o.rounds < 1 || o.rounds > kMaxRounds)
     throw UsageError("bench env: --rounds must be in [1, 100], got " + std::to_string(o.rounds));
   std::unique_ptr<envs::Env> env = envs::maze::make_maze_env(o.env);
@@ -113,15 +131,16 @@ EnvBenchResult run_env_bench(const EnvBenchOptions& o) {
   const double phase_seconds = o.seconds / (o.rounds * phases);
   EnvBenchResult result;
   result.env = o.env;
+  result.clock = o.clock;
   result.frame_skip = spec.frame_skip;
   double best_env = 0.0;
   double best_bare = 0.0;
   for (int round = 0; round < o.rounds; ++round) {
-    const auto [env_steps, env_s] = time_env(*env, actions, o.seed, phase_seconds);
+    const auto [env_steps, env_s] = time_env(*env, actions, o.seed, o.clock, phase_seconds, o.steps);
     best_env = std::max(best_env, env_steps / env_s);
     result.env_steps += env_steps;
     if (physics) {
-      const auto [bare_steps, bare_s] = time_bare(*physics, *env, actions, o.seed, phase_seconds);
+      const auto [bare_steps, bare_s] = time_bare(*physics, *env, actions, o.seed, o.clock, phase_seconds, o.steps);
       best_bare = std::max(best_bare, bare_steps / bare_s);
       result.physics_steps += bare_steps;
     }
@@ -143,6 +162,7 @@ nlohmann::ordered_json to_json(const EnvBenchResult& r) {
       r.bare_physics_steps_per_s ? nlohmann::ordered_json(*r.bare_physics_steps_per_s) : nlohmann::ordered_json();
   j["frame_skip"] = r.frame_skip;
   j["efficiency"] = r.efficiency ? nlohmann::ordered_json(*r.efficiency) : nlohmann::ordered_json();
+  j["clock"] = r.clock == BenchClock::kWall ? "wall" : "thread_cpu";
   return j;
 }
 

@@ -3,8 +3,10 @@
 // efficiency = env_steps_per_s * frame_skip / bare_physics_steps_per_s shows the env's own
 // overhead (1.0 = none).
 //
-// Single-threaded; runs on the calling thread. The phases alternate (env, bare, env, ...)
-// and the best round of each counts, to damp interference from other processes.
+// Single-threaded; runs on the calling thread. Rates are per core: by default steps per
+// second of this thread's CPU time (so that other processes sharing the core do not distort
+// them), or of wall-clock time with BenchClock::kWall. The phases alternate (env, bare, env, ...)
+// and the best round of each counts.
 #pragma once
 
 #include <cstdint>
@@ -15,15 +17,21 @@
 
 namespace ringrl::bench {
 
+enum class BenchClock { kThreadCpu, kWall };
+
 struct EnvBenchOptions {
   std::string env;            // a maze env name (see `ringrl env list`)
+  BenchClock clock = BenchClock::kThreadCpu;
   double seconds = 3.0;       // total measuring time, split over the rounds and phases
+  std::int64_t steps = 0;     // > 0: fixed work instead: this many env steps per round (and
+                              // steps * frame_skip mj_steps), e.g. for instruction counts
   int rounds = 3;             // alternations of the env and bare-physics phases
   std::uint64_t seed = 1;     // action table and episode seeds
 };
 
 struct EnvBenchResult {
   std::string env;
+  BenchClock clock = BenchClock::kThreadCpu;
   double env_steps_per_s = 0.0;
   std::optional<double> bare_physics_steps_per_s;  // MuJoCo envs only
   int frame_skip = 1;
@@ -36,7 +44,8 @@ struct EnvBenchResult {
 EnvBenchResult run_env_bench(const EnvBenchOptions& options);
 
 /// {"bench":"env","env":...,"env_steps_per_s":...,"bare_physics_steps_per_s":...,
-///  "frame_skip":...,"efficiency":...} (null where not applicable).
+///  "frame_skip":...,"efficiency":...,"clock":"thread_cpu"|"wall"} (null where not
+///  applicable).
 nlohmann::ordered_json to_json(const EnvBenchResult& result);
 
 }  // namespace ringrl::bench

@@ -112,6 +112,8 @@ TEST(EnvCli, BadInputExitsWithStatusTwo) {
   EXPECT_EQ(r.status, 2) << r.out;
   r = ringrl("bench env --env kinematic-maze --seconds 0");
   EXPECT_EQ(r.status, 2) << r.out;
+  r = ringrl("bench env --env kinematic-maze --clock sundial");
+  EXPECT_EQ(r.status, 2) << r.out;
 }
 
 TEST(EnvCli, BenchJsonHasTheFields) {
@@ -124,8 +126,16 @@ TEST(EnvCli, BenchJsonHasTheFields) {
   EXPECT_TRUE(j["bare_physics_steps_per_s"].is_null());
   EXPECT_EQ(j["frame_skip"], 1);
   EXPECT_TRUE(j["efficiency"].is_null());
+  EXPECT_EQ(j["clock"], "thread_cpu");
 
-  r = ringrl("bench env --env ant-maze --seconds 0.4 --rounds 1 --json");
+  // Fixed work: exactly --steps env steps per round, the same episodes in both phases.
+  r = ringrl("bench env --env point-maze --steps 700 --rounds 2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_GT(last_json_line(r.out)["bare_physics_steps_per_s"].get<double>(), 0.0);
+  r = ringrl("bench env --env kinematic-maze --steps -1");
+  EXPECT_EQ(r.status, 2) << r.out;
+
+  r = ringrl("bench env --env ant-maze --seconds 0.4 --rounds 1 --clock wall --json");
   ASSERT_EQ(r.status, 0) << r.out;
   j = last_json_line(r.out);
   EXPECT_EQ(j["frame_skip"], 5);
@@ -133,6 +143,7 @@ TEST(EnvCli, BenchJsonHasTheFields) {
   const double bare = j["bare_physics_steps_per_s"].get<double>();
   EXPECT_GT(bare, 0.0);
   EXPECT_NEAR(j["efficiency"].get<double>(), env * 5 / bare, 1e-9);
+  EXPECT_EQ(j["clock"], "wall");
 }
 
 }  // namespace
