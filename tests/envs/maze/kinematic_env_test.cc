@@ -52,7 +52,7 @@ struct Driver {
 KinematicOptions push() { return KinematicOptions().maze(MazeKind::kPush); }
 KinematicOptions fall() { return KinematicOptions().maze(MazeKind::kFall); }
 
-TEST(Kinematic, ShapesOfEveryVariant) {
+TEST(KinematicMaze, ShapesOfEveryVariant) {
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions(), "k").obs_dim, 30);
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions(), "k").action_dim, 8);
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions().ant_shaped(false), "k").obs_dim, 5);
@@ -69,7 +69,7 @@ TEST(Kinematic, ShapesOfEveryVariant) {
   EXPECT_THROW(KinematicMazeEnv(KinematicOptions().max_step(-1)), UsageError);
 }
 
-TEST(Kinematic, ObservationLayoutAndTimeFeature) {
+TEST(KinematicMaze, ObservationLayoutAndTimeFeature) {
   Driver d;
   EXPECT_EQ(d.obs[29], 0.0f);
   EXPECT_EQ(d.obs[3], 1.0f);  // identity quaternion w
@@ -98,7 +98,7 @@ TEST(Kinematic, ObservationLayoutAndTimeFeature) {
   EXPECT_FLOAT_EQ(c.obs[4], 0.001f);
 }
 
-TEST(Kinematic, RolloutsAreBitIdenticalPerSeed) {
+TEST(KinematicMaze, RolloutsAreBitIdenticalPerSeed) {
   const auto run = [](std::uint64_t seed, KinematicOptions o) {
     KinematicMazeEnv env(o);
     std::vector<float> obs(static_cast<size_t>(env.spec().obs_dim));
@@ -125,7 +125,7 @@ TEST(Kinematic, RolloutsAreBitIdenticalPerSeed) {
   }
 }
 
-TEST(Kinematic, ResetDrawsTheTrainingContext) {
+TEST(KinematicMaze, ResetDrawsTheTrainingContext) {
   KinematicMazeEnv env;
   std::vector<float> obs(30);
   env.reset(1, obs);
@@ -141,7 +141,7 @@ TEST(Kinematic, ResetDrawsTheTrainingContext) {
   EXPECT_EQ(std::vector<float>(env.context().begin(), env.context().end()), target);
 }
 
-TEST(Kinematic, WallsStopTheAgentExactly) {
+TEST(KinematicMaze, WallsStopTheAgentExactly) {
   Driver d;
   d.go(-kFull, 0, 20);  // wall cell (-8, 0): face at x = -4
   EXPECT_NEAR(d.env.x(), -4 + 0.5, kTol);
@@ -155,7 +155,7 @@ TEST(Kinematic, WallsStopTheAgentExactly) {
   EXPECT_NEAR(d.env.x(), -3.5 + 5.0, kTol);
 }
 
-TEST(Kinematic, NoTunnellingAtLargeSteps) {
+TEST(KinematicMaze, NoTunnellingAtLargeSteps) {
   // A step of 20 units is longer than a cell (8): the sweep still stops at the first wall.
   Driver d(KinematicOptions().max_step(20.0));
   d.go(0, kFull, 1);
@@ -164,7 +164,7 @@ TEST(Kinematic, NoTunnellingAtLargeSteps) {
   EXPECT_NEAR(d.env.x(), 19.5, kTol);
 }
 
-TEST(Kinematic, RandomRolloutsNeverEnterWalls) {
+TEST(KinematicMaze, RandomRolloutsNeverEnterWalls) {
   for (const KinematicOptions& base : {KinematicOptions(), push(), fall()}) {
     for (double step : {0.5, 3.0, 11.0}) {
       KinematicOptions o = base;
@@ -189,7 +189,7 @@ TEST(Kinematic, RandomRolloutsNeverEnterWalls) {
   }
 }
 
-TEST(Kinematic, ScriptedMazeSolutionSucceedsAtTheEvalTarget) {
+TEST(KinematicMaze, ScriptedMazeSolutionSucceedsAtTheEvalTarget) {
   Driver d;
   const std::vector<float> target = d.env.spec().task.primary_target();  // (0, 16)
   d.env.set_context(target);
@@ -211,7 +211,7 @@ TEST(Kinematic, ScriptedMazeSolutionSucceedsAtTheEvalTarget) {
   EXPECT_TRUE(d.env.spec().task.success(d.obs, target));
 }
 
-TEST(Kinematic, PushMovesTheBlockBySameDisplacement) {
+TEST(KinematicMaze, PushMovesTheBlockBySameDisplacement) {
   Driver d(push());
   // Agent top face reaches the block's bottom face (y = 4) at y = 3.5; every further step
   // moves agent and block by the same 0.5.
@@ -230,7 +230,7 @@ TEST(Kinematic, PushMovesTheBlockBySameDisplacement) {
   EXPECT_NEAR(d.env.block_position()[0], 0.0, kTol);
 }
 
-TEST(Kinematic, ScriptedPushSolutionSucceeds) {
+TEST(KinematicMaze, ScriptedPushSolutionSucceeds) {
   Driver d(push());
   const std::vector<float> target = d.env.spec().task.primary_target();  // (0, 19)
   d.env.set_context(target);
@@ -252,7 +252,7 @@ TEST(Kinematic, ScriptedPushSolutionSucceeds) {
   EXPECT_LT(d.last.info.distance, 1.0f);
 }
 
-TEST(Kinematic, ObservedBlockFollowsThePush) {
+TEST(KinematicMaze, ObservedBlockFollowsThePush) {
   Driver d(push().observe_block(true));
   ASSERT_EQ(d.obs.size(), 33u);
   EXPECT_FLOAT_EQ(d.obs[29], 0.0f);  // block x
@@ -264,7 +264,7 @@ TEST(Kinematic, ObservedBlockFollowsThePush) {
   EXPECT_FLOAT_EQ(d.obs[32], 0.017f);  // time feature stays last
 }
 
-TEST(Kinematic, FallAgentDropsIntoChasmAndStaysThere) {
+TEST(KinematicMaze, FallAgentDropsIntoChasmAndStaysThere) {
   Driver d(fall());
   EXPECT_FLOAT_EQ(d.obs[2], 4.5f);
   d.go(0, kFull, 23);  // (0, 8) is free, (0, 16) is chasm starting at y = 12
@@ -289,7 +289,7 @@ TEST(Kinematic, FallAgentDropsIntoChasmAndStaysThere) {
   EXPECT_FALSE(d.env.spec().task.success(d.obs, target));
 }
 
-TEST(Kinematic, FallBlockPushedIntoChasmBecomesABridge) {
+TEST(KinematicMaze, FallBlockPushedIntoChasmBecomesABridge) {
   Driver d(fall());
   const std::vector<float> target = d.env.spec().task.primary_target();  // (0, 27, 4.5)
   d.env.set_context(target);
@@ -313,7 +313,7 @@ TEST(Kinematic, FallBlockPushedIntoChasmBecomesABridge) {
   EXPECT_LT(d.last.info.distance, 1.0f);
 }
 
-TEST(Kinematic, FallBlockDoesNotSlideSideways) {
+TEST(KinematicMaze, FallBlockDoesNotSlideSideways) {
   Driver d(fall());
   d.go(0, kFull, 16);  // up 8 units into (0, 8), short of the chasm edge at y = 12
   const double y = d.env.y();
@@ -325,7 +325,7 @@ TEST(Kinematic, FallBlockDoesNotSlideSideways) {
   EXPECT_NEAR(d.env.block_position()[1], 8.0, kTol);
 }
 
-TEST(Kinematic, FactoryNamesBuildTheStandIns) {
+TEST(KinematicMaze, FactoryNamesBuildTheStandIns) {
   for (const char* name : {"kinematic-maze", "kinematic-push", "kinematic-fall"}) {
     std::unique_ptr<Env> env = make_maze_env(name);
     EXPECT_EQ(env->spec().name, name);

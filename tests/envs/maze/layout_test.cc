@@ -24,7 +24,7 @@ std::set<XY> centres(const Layout& l, std::initializer_list<Cell> kinds) {
   return out;
 }
 
-TEST(Layout, AntMazeFreeCellsMatchSpec) {
+TEST(MazeLayout, AntMazeFreeCellsMatchSpec) {
   const Layout l = make_layout(MazeKind::kMaze, kAntScale);
   EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
             (std::set<XY>{{0, 0}, {8, 0}, {16, 0}, {16, 8}, {16, 16}, {8, 16}, {0, 16}}));
@@ -38,7 +38,7 @@ TEST(Layout, AntMazeFreeCellsMatchSpec) {
   EXPECT_EQ(b.y1, 28);
 }
 
-TEST(Layout, AntPushCellsAndBlockMatchSpec) {
+TEST(MazeLayout, AntPushCellsAndBlockMatchSpec) {
   const Layout l = make_layout(MazeKind::kPush, kAntScale);
   EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
             (std::set<XY>{{0, 0}, {-8, 0}, {-8, 8}, {8, 8}, {0, 16}}));
@@ -52,7 +52,7 @@ TEST(Layout, AntPushCellsAndBlockMatchSpec) {
   EXPECT_TRUE(l.in_wall(16, 8));
 }
 
-TEST(Layout, AntFallIsElevatedWithChasmAndBlock) {
+TEST(MazeLayout, AntFallIsElevatedWithChasmAndBlock) {
   const Layout l = make_layout(MazeKind::kFall, kAntScale);
   EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
             (std::set<XY>{{0, 0}, {8, 0}, {0, 8}, {0, 24}, {8, 24}}));
@@ -76,7 +76,7 @@ TEST(Layout, AntFallIsElevatedWithChasmAndBlock) {
   EXPECT_NE(l.at(i, j), Cell::kChasm);
 }
 
-TEST(Layout, PointMazeIsAntMazeAtScaleFour) {
+TEST(MazeLayout, PointMazeIsAntMazeAtScaleFour) {
   const Layout l = make_layout(MazeKind::kMaze, kPointScale);
   EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
             (std::set<XY>{{0, 0}, {4, 0}, {8, 0}, {8, 4}, {8, 8}, {4, 8}, {0, 8}}));
@@ -86,7 +86,7 @@ TEST(Layout, PointMazeIsAntMazeAtScaleFour) {
   EXPECT_FALSE(l.in_wall(9.99, 0));
 }
 
-TEST(Layout, RowsRoundTripAndCellGeometry) {
+TEST(MazeLayout, RowsRoundTripAndCellGeometry) {
   const std::vector<std::string> rows = {"#####", "#...#", "###.#", "#R..#", "#####"};
   const Layout l("t", rows, 8.0, BlockRule{});
   EXPECT_EQ(l.rows_top_down(), rows);
@@ -100,7 +100,7 @@ TEST(Layout, RowsRoundTripAndCellGeometry) {
   EXPECT_FALSE(l.locate(-12.5, 0, &i, &j));
 }
 
-TEST(Layout, RejectsBadGrids) {
+TEST(MazeLayout, RejectsBadGrids) {
   EXPECT_THROW(Layout("t", {"#.#", "##"}, 8, BlockRule{}), UsageError);
   EXPECT_THROW(Layout("t", {"#.#", "#x#"}, 8, BlockRule{}), UsageError);
   EXPECT_THROW(Layout("t", {"#.#", "#.#"}, 8, BlockRule{}), UsageError);      // no robot
@@ -108,7 +108,7 @@ TEST(Layout, RejectsBadGrids) {
   EXPECT_THROW(Layout("t", {"#R#"}, 0, BlockRule{}), UsageError);
 }
 
-TEST(Tasks, TableOfSpec) {
+TEST(MazeTasks, TableOfSpec) {
   const TaskSpec maze = ant_maze_task();
   EXPECT_EQ(maze.goal_indices, (std::vector<int>{0, 1}));
   EXPECT_EQ(maze.primary_target(), (std::vector<float>{0, 16}));
@@ -135,7 +135,7 @@ TEST(Tasks, TableOfSpec) {
   EXPECT_THROW(task_for(MazeKind::kPush, kPointScale, TaskMode::kSingle), UsageError);
 }
 
-TEST(Tasks, DistanceRewardAndSuccess) {
+TEST(MazeTasks, DistanceRewardAndSuccess) {
   const TaskSpec maze = ant_maze_task();
   std::vector<float> obs(30, 0.0f);
   const std::vector<float> g = {0, 16};
@@ -159,7 +159,7 @@ TEST(Tasks, DistanceRewardAndSuccess) {
   EXPECT_FALSE(fall.success(s, fall.primary_target()));
 }
 
-TEST(Tasks, SamplerStaysInBoxAndIsSeeded) {
+TEST(MazeTasks, SamplerStaysInBoxAndIsSeeded) {
   const TaskSpec maze = ant_maze_task();
   Rng a(5), b(5);
   std::vector<float> ga(2), gb(2);
@@ -179,7 +179,7 @@ TEST(Tasks, SamplerStaysInBoxAndIsSeeded) {
   EXPECT_EQ(ga, (std::vector<float>{0, 19}));
 }
 
-TEST(Rng, UniformAndNormalMoments) {
+TEST(EnvRng, UniformAndNormalMoments) {
   Rng r(42);
   double sum = 0, sum2 = 0, nsum = 0, nsum2 = 0;
   const int n = 200000;

@@ -55,7 +55,7 @@ Rgb colour_at(const Image& img, const Layout& l, int ppc, double x, double y) {
   return img.at(px, py);
 }
 
-TEST(Render, EveryLayoutShowsCellsStartGoalAndBlock) {
+TEST(MazeRender, EveryLayoutShowsCellsStartGoalAndBlock) {
   for (const MazeEnvInfo& info : maze_env_catalog()) {
     SCOPED_TRACE(info.name);
     const Layout l = maze_env_layout(info.name);
@@ -100,7 +100,7 @@ TEST(Render, EveryLayoutShowsCellsStartGoalAndBlock) {
   }
 }
 
-TEST(Render, TrajectoryIsDrawnPerEpisode) {
+TEST(MazeRender, TrajectoryIsDrawnPerEpisode) {
   const Layout l = maze_env_layout("ant-maze");
   const TaskSpec task = ant_maze_task();
   std::vector<TrajectoryRow> traj = {
@@ -118,7 +118,7 @@ TEST(Render, TrajectoryIsDrawnPerEpisode) {
   std::remove(path.c_str());
 }
 
-TEST(Render, RejectsBadOptionsAndPaths) {
+TEST(MazeRender, RejectsBadOptionsAndPaths) {
   const Layout l = maze_env_layout("ant-maze");
   RenderOptions tiny;
   tiny.pixels_per_cell = 1;
@@ -127,7 +127,7 @@ TEST(Render, RejectsBadOptionsAndPaths) {
                std::runtime_error);
 }
 
-TEST(Trajectory, CsvRoundTrip) {
+TEST(MazeTrajectory, CsvRoundTrip) {
   const std::string path = temp_path("traj.csv");
   const std::vector<TrajectoryRow> rows = {{0, 0, 0.1, -0.2, 0.0, 16.5},
                                            {0, 1, 0.123456789012, 1e-7, -16.25, 16.25},
