@@ -3,6 +3,8 @@
 // Output is JSON (one object per line for the --jsonl streams); bad arguments throw
 // UsageError. In a --jsonl stream a bad line yields {"error": "line N: ..."} in its place
 // and the stream goes on.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -166,6 +168,26 @@ void jsonl_stream(Handle&& handle) {
 
 void print_line(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
 
+// CLI11 reads an argument such as "-." or "-[+]" as an unknown short option. Commands that
+// take CODE allow extras and accept one such argument as the program; anything else left
+// over is an error.
+void take_code_from_extras(const CLI::App& cmd, const CLI::Option& code_option,
+                           std::string& code) {
+  std::vector<std::string> extras = cmd.remaining();
+  extras.erase(std::remove(extras.begin(), extras.end(), "--"), extras.end());
+  if (extras.empty()) return;
+  const std::string& first = extras[0];
+  const bool option_like =
+      first.size() > 1 && first[0] == '-' && (std::isalpha(static_cast<unsigned char>(first[1])) ||
+                                              (first[1] == '-' && first.size() > 2 &&
+                                               std::isalpha(static_cast<unsigned char>(first[2]))));
+  if (extras.size() == 1 && code_option.count() == 0 && !option_like) {
+    code = first;
+    return;
+  }
+  throw UsageError("unexpected argument '" + first + "'");
+}
+
 // --- bf run ------------------------------------------------------------------------------
 
 struct RunArgs {
@@ -218,13 +240,16 @@ void add_run(CLI::App& bf) {
       ->capture_default_str();
   run->add_flag("--jsonl", args->jsonl,
                 "Read {code,input,base,max_steps,require_correct_syntax} lines from stdin");
-  run->callback([args, code] {
+  run->allow_extras();
+  run->callback([args, code, run] {
+    take_code_from_extras(*run, *code, args->code);
+    const bool have_code = code->count() > 0 || !args->code.empty();
     if (args->jsonl) {
-      if (code->count() > 0) throw UsageError("bf run: give CODE or --jsonl, not both");
+      if (have_code) throw UsageError("bf run: give CODE or --jsonl, not both");
       jsonl_stream([&](const Json& req) { return run_request(req, args->timeout_s); });
       return;
     }
-    if (code->count() == 0) throw UsageError("bf run: CODE (or --jsonl) is required");
+    if (!have_code) throw UsageError("bf run: CODE (or --jsonl) is required");
     bf::RunOptions options;
     options.base = args->base;
     options.max_steps = parse_max_steps(args->max_steps);
@@ -270,9 +295,12 @@ void add_score(CLI::App& bf) {
   score->add_option("--variant", args->variant, "paper | simplify")->capture_default_str();
   CLI::Option* code = score->add_option("code", args->code, "Program text, or @FILE");
   score->add_flag("--jsonl", args->jsonl, "Read {task,variant,code} lines from stdin");
-  score->callback([args, code] {
+  score->allow_extras();
+  score->callback([args, code, score] {
+    take_code_from_extras(*score, *code, args->code);
+    const bool have_code = code->count() > 0 || !args->code.empty();
     if (args->jsonl) {
-      if (code->count() > 0) throw UsageError("bf score: give CODE or --jsonl, not both");
+      if (have_code) throw UsageError("bf score: give CODE or --jsonl, not both");
       ScorerCache cache;
       jsonl_stream([&](const Json& req) {
         if (!req.is_object()) throw UsageError("expected a JSON object");
@@ -288,7 +316,7 @@ void add_score(CLI::App& bf) {
       return;
     }
     if (args->task.empty()) throw UsageError("bf score: --task is required");
-    if (code->count() == 0) throw UsageError("bf score: CODE (or --jsonl) is required");
+    if (!have_code) throw UsageError("bf score: CODE (or --jsonl) is required");
     bf::Scorer scorer = bf::make_task(args->task, bf::parse_variant(args->variant));
     print_line(score_json(scorer.score(load_code(args->code))));
   });
