@@ -36,3 +36,25 @@ else()
   set(RINGRL_HAVE_TORCH_CUDA OFF)
 endif()
 message(STATUS "ringrl: Torch ${Torch_VERSION}, torch_cuda target: ${RINGRL_HAVE_TORCH_CUDA}")
+
+# The torch wheel ships its own fmt headers (fmt 12) in its include directory. Every target
+# that links torch would then compile spdlog (built against Debian's fmt 9) with fmt 12 and
+# fail. A directory holding only a link to the system's fmt headers, searched before torch's,
+# keeps one fmt for all our code; torch's public headers do not include fmt.
+foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
+  if(EXISTS "${_dir}/fmt/core.h")
+    get_target_property(_fmt_inc fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+    list(GET _fmt_inc 0 _fmt_inc)
+    set(RINGRL_FMT_FIRST_DIR "${CMAKE_BINARY_DIR}/fmt-first")
+    file(MAKE_DIRECTORY "${RINGRL_FMT_FIRST_DIR}")
+    file(CREATE_LINK "${_fmt_inc}/fmt" "${RINGRL_FMT_FIRST_DIR}/fmt" SYMBOLIC)
+    include_directories(BEFORE SYSTEM "${RINGRL_FMT_FIRST_DIR}")
+    message(STATUS "ringrl: torch ships fmt headers in ${_dir}; using ${_fmt_inc}/fmt first")
+    break()
+  endif()
+endforeach()
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.10)
+  # LibTorch's own headers require C++20 from 2.x on; its target raises the standard of the
+  # translation units that use it. Everything else stays C++17 (CMAKE_CXX_STANDARD).
+  message(STATUS "ringrl: torch translation units compile as C++20 (required by LibTorch ${Torch_VERSION})")
+endif()

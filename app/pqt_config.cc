@@ -1,0 +1,107 @@
+#include "app/pqt_config.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "common/errors.h"
+#include "common/runfiles/config.h"
+
+namespace ringrl::app {
+namespace {
+
+using runfiles::get;
+
+PolicyShape shape_from(const nlohmann::json& cfg) {
+  PolicyShape s;
+  s.embedding = get<int>(cfg, "obs_embedding_size");
+  s.lstm_sizes = get<std::vector<int>>(cfg, "policy_lstm_sizes");
+  s.validate();
+  return s;
+}
+
+bf::ScoreOptions score_from(const nlohmann::json& cfg) {
+  bf::ScoreOptions so = bf::ScoreOptions::for_variant(bf::parse_variant(get<std::string>(cfg, "variant")));
+  so.max_code_length = get<int>(cfg, "timestep_limit");
+  so.correct_bonus = get<double>(cfg, "correct_bonus");
+  so.code_length_bonus = get<double>(cfg, "code_length_bonus");
+  return so;
+}
+
+std::string require_task(const nlohmann::json& cfg) {
+  const std::string task = get<std::string>(cfg, "task");
+  if (task.empty()) throw UsageError("no task given: expected --task NAME (see `ringrl bf tasks`)");
+  return task;
+}
+
+}  // namespace
+
+std::string config_dir() {
+  if (const char* d = std::getenv("RINGRL_CONFIG_DIR"); d != nullptr && *d != '\0') return d;
+  return RINGRL_DEFAULT_CONFIG_DIR;
+}
+
+nlohmann::json resolve_pqt_config(const std::string& file, const std::string& mode,
+                                  const std::vector<std::string>& overrides) {
+  nlohmann::json cfg = runfiles::load_config(file.empty() ? config_dir() + "/pqt.json" : file);
+  if (!mode.empty()) runfiles::apply_preset(cfg, mode);
+  runfiles::apply_overrides(cfg, overrides);
+  return cfg;
+}
+
+learner::LearnerOptions learner_options_from(const nlohmann::json& cfg) {
+  learner::LearnerOptions l;
+  l.shape = shape_from(cfg);
+  l.batch_size = get<int>(cfg, "batch_size");
+  l.max_len = get<int>(cfg, "timestep_limit");
+  l.eos_token = get<bool>(cfg, "eos_token");
+  l.mode = learner::parse_train_mode(get<std::string>(cfg, "mode"));
+  l.lr = get<double>(cfg, "lr");
+  l.entropy_beta = get<double>(cfg, "entropy_beta");
+  l.pi_loss_hparam = get<double>(cfg, "pi_loss_hparam");
+  l.topk_loss_hparam = get<double>(cfg, "topk_loss_hparam");
+  l.topk = get<int>(cfg, "topk");
+  l.topk_batch_size = get<int>(cfg, "topk_batch_size");
+  l.grad_clip = get<double>(cfg, "grad_clip_threshold");
+  l.param_init_factor = get<double>(cfg, "param_init_factor");
+  l.ema_baseline_decay = get<double>(cfg, "ema_baseline_decay");
+  l.device = get<std::string>(cfg, "device");
+  l.seed = get<std::uint64_t>(cfg, "seed");
+  if (get<double>(cfg, "alpha") != 0.0)
+    throw UsageError(fmt::format("alpha={}: experience replay (spec §5.5) is not available in this trainer; expected 0",
+                                 get<double>(cfg, "alpha")));
+  if (l.ema_baseline_decay == 0.0)
+    throw UsageError("ema_baseline_decay=0 selects the A2C value network, which this trainer does not provide: expected (0, 1)");
+  l.validate();
+  return l;
+}
+
+learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
+  learner::PqtTrainOptions t;
+  t.learner = learner_options_from(cfg);
+  t.task = require_task(cfg);
+  t.variant = get<std::string>(cfg, "variant");
+  t.actors = get<std::uint32_t>(cfg, "actors");
+  t.max_npe = get<std::uint64_t>(cfg, "max_npe");
+  t.repetitions = get<std::uint32_t>(cfg, "repetitions");
+  t.stop_on_success = get<bool>(cfg, "stop_on_success");
+  t.max_policy_lag = get<std::uint32_t>(cfg, "max_policy_lag");
+  t.pace = get<std::string>(cfg, "pace");
+  t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
+  t.max_seconds = get<double>(cfg, "max_seconds");
+  t.metrics_every_s = get<double>(cfg, "metrics_every_s");
+  return t;
+}
+
+actors::PqtActorOptions actor_options_from(const nlohmann::json& cfg) {
+  actors::PqtActorOptions a;
+  a.task = require_task(cfg);
+  a.score = score_from(cfg);
+  a.shape = shape_from(cfg);
+  a.batch_size = get<int>(cfg, "batch_size");
+  a.eos_token = get<bool>(cfg, "eos_token");
+  a.softmax_tr = get<float>(cfg, "softmax_tr");
+  return a;
+}
+
+}  // namespace ringrl::app

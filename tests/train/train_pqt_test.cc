@@ -1,0 +1,239 @@
+// `ringrl train pqt` end to end: solving an easy task, resuming after SIGKILL of the whole
+// process tree, TensorBoard events, and one-line errors.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs the binary with `args` in its own process group; returns status and output.
+pid_t start(const std::vector<std::string>& args, int* out_fd, int* err_fd) {
+  std::vector<std::string> all{RINGRL_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int o[2], e[2];
+  if (pipe(o) != 0 || pipe(e) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(o[1], 1);
+    dup2(e[1], 2);
+    close(o[0]);
+    close(e[0]);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(o[1]);
+  close(e[1]);
+  *out_fd = o[0];
+  *err_fd = e[0];
+  return pid;
+}
+
+std::string slurp(int fd) {
+  std::string s;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return s;
+}
+
+Run run(const std::vector<std::string>& args) {
+  Run r;
+  int o = -1, e = -1;
+  const pid_t pid = start(args, &o, &e);
+  std::thread te([&] { r.err = slurp(e); });
+  r.out = slurp(o);
+  te.join();
+  waitpid(pid, &r.status, 0);
+  return r;
+}
+
+std::vector<nlohmann::json> results(const fs::path& dir) {
+  std::vector<nlohmann::json> v;
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+// The checkpoint's metadata JSON (after the 8-byte magic and its 8-byte length).
+nlohmann::json checkpoint_meta(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string b = ss.str();
+  if (b.size() < 16) return {};
+  std::uint64_t len = 0;
+  std::memcpy(&len, b.data() + 8, sizeof len);
+  if (len > b.size() - 16) return {};
+  return nlohmann::json::parse(b.substr(16, len));
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("ringrl-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::vector<std::string> small_job(const fs::path& dir) {
+  // An easy task with short programs: PQT finds `+.+.+.+.+.`-like programs quickly.
+  return {"train", "pqt", "--task", "print", "--mode", "pqt", "--actors", "2", "--run-dir", dir.string(),
+          "--seed", "3", "--set", "timestep_limit=12", "--set", "batch_size=32", "--set", "lr=0.001"};
+}
+
+class TrainPqt : public ::testing::Test {
+ protected:
+  void SetUp() override { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+};
+
+TEST_F(TrainPqt, TwoActorsFindACorrectProgramWithinTheBudget) {
+  const fs::path dir = fresh_dir("solve");
+  auto args = small_job(dir);
+  args.insert(args.end(), {"--max-npe", "3000000", "--set", "max_seconds=240"});
+  const Run r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u) << r.out << r.err;
+  EXPECT_TRUE(res[0]["found_solution"].get<bool>()) << res[0].dump();
+  EXPECT_LE(res[0]["npe"].get<std::uint64_t>(), 3000000u);
+  const std::string code = res[0]["code_solution"];
+  EXPECT_EQ(code.size(), 12u);
+  // The found program must really be correct: score it through the CLI.
+  const Run score = run({"bf", "score", "--task", "print", code});
+  EXPECT_NE(score.out.find("\"correct\":true"), std::string::npos) << score.out << score.err;
+  EXPECT_NE(r.out.find(code), std::string::npos) << "the found program is printed";
+  // Run directory contents.
+  for (const char* f : {"config.json", "metrics.csv", "solutions.txt"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_FALSE(fs::exists(dir / "checkpoint.bin")) << "a finished repetition leaves no checkpoint";
+  fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
+  const fs::path dir = fresh_dir("resume");
+  auto args = small_job(dir);
+  // A task that is not solved quickly, so the run is still going when it is killed.
+  args[3] = "reverse";
+  args.insert(args.end(), {"--max-npe", "100000000", "--set", "checkpoint_every_s=1", "--set", "max_seconds=8"});
+  int o = -1, e = -1;
+  const pid_t pid = start(args, &o, &e);
+  std::thread drain_out([&] { slurp(o); });
+  std::thread drain_err([&] { slurp(e); });
+  const fs::path ck = dir / "checkpoint.bin";
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  nlohmann::json meta;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(ck)) {
+      meta = checkpoint_meta(ck);
+      if (!meta.is_null() && meta.value("npe", 0) > 0) break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(meta.is_null()) << "no checkpoint appeared";
+  std::this_thread::sleep_for(1500ms);  // let a later checkpoint land
+  meta = checkpoint_meta(ck);
+  const auto ck_npe = meta.value("npe", std::uint64_t{0});
+  ASSERT_GT(ck_npe, 0u);
+  ASSERT_EQ(kill(-pid, SIGKILL), 0);  // learner and actors at once: nothing gets to clean up
+  int status = 0;
+  waitpid(pid, &status, 0);
+  drain_out.join();
+  drain_err.join();
+  EXPECT_TRUE(results(dir).empty());
+
+  const Run r = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  EXPECT_NE(r.err.find("resuming repetition 0"), std::string::npos) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), ck_npe) << "NPE continues from the checkpoint";
+  EXPECT_GE(res[0]["num_batches"].get<std::uint64_t>(), meta.value("num_batches", std::uint64_t{0}));
+  // A second resume has nothing left to do, and a run without --resume refuses the directory.
+  const Run again = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  EXPECT_TRUE(WIFEXITED(again.status) && WEXITSTATUS(again.status) == 0) << again.err;
+  EXPECT_EQ(results(dir).size(), 1u);
+  const Run refuse = run(small_job(dir));
+  EXPECT_EQ(WEXITSTATUS(refuse.status), 2) << refuse.err;
+  EXPECT_NE(refuse.err.find("--resume"), std::string::npos) << refuse.err;
+  fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, MetricsAreReadableByTensorboard) {
+  if (system("python3 -c 'import tensorboard' 2>/dev/null") != 0) GTEST_SKIP() << "python3 tensorboard missing";
+  const fs::path dir = fresh_dir("tb");
+  auto args = small_job(dir);
+  args[3] = "reverse";
+  args.insert(args.end(), {"--max-npe", "100000000", "--set", "max_seconds=4"});
+  const Run r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const std::string py =
+      "import sys\n"
+      "from tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n"
+      "ea = EventAccumulator(sys.argv[1]); ea.Reload()\n"
+      "tags = ea.Tags()['scalars']\n"
+      "assert 'train/npe' in tags and 'train/npe_per_s' in tags, tags\n"
+      "npe = [e.value for e in ea.Scalars('train/npe')]\n"
+      "assert len(npe) >= 2 and npe == sorted(npe) and npe[-1] > 0, npe\n"
+      "print('ok', len(npe))\n";
+  const fs::path script = dir / "check.py";
+  std::ofstream(script) << py;
+  const std::string cmd = "python3 " + script.string() + " " + dir.string() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  std::string out;
+  while (fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_EQ(out.rfind("ok", 0), 0u) << out;
+  // metrics.csv has a header and rows.
+  std::ifstream csv(dir / "metrics.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("step,wall_s,rep,npe,npe_per_s", 0), 0u) << header;
+  fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, BadInputIsOneClearLine) {
+  const fs::path dir = fresh_dir("bad");
+  Run r = run({"train", "pqt", "--task", "revers", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2);
+  EXPECT_NE(r.err.find("reverse"), std::string::npos) << "closest names listed: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run({"train", "pqt", "--task", "reverse", "--set", "batch_size=abc", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2);
+  EXPECT_NE(r.err.find("batch_size=abc"), std::string::npos) << r.err;
+  r = run({"train", "pqt", "--task", "reverse", "--mode", "nosuch", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2);
+  EXPECT_NE(r.err.find("pg+pqt"), std::string::npos) << "presets listed: " << r.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
