@@ -29,12 +29,12 @@ void fill_batch(const LearnerOptions& o, std::mt19937_64* rng, EpisodeBatch* bat
 /// The bare LibTorch step: same model and loss formula, autograd, torch RMSprop.
 class BareStep {
  public:
-  BareStep(const LearnerOptions& o, const EpisodeBatch& batch)
+  BareStep(const LearnerOptions& o, const EpisodeBatch& batch, bool fused)
       : o_(o),
         device_(o.device == "auto" ? (torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
                                                                    : torch::Device(torch::kCPU))
                                    : torch::Device(o.device)),
-        policy_(PolicyOptions{o.shape, o.param_init_factor, o.eos_token, o.seed}) {
+        policy_(PolicyOptions{o.shape, o.param_init_factor, o.eos_token, o.seed, fused}) {
     policy_->to(device_);
     optimizer_ = std::make_unique<torch::optim::RMSprop>(
         policy_->parameters(),
@@ -101,7 +101,8 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
     std::mt19937_64 rng(options.learner.seed);
     EpisodeBatch batch;
     fill_batch(options.learner, &rng, &batch);
-    BareStep bare(bare_options, batch);
+    BareStep bare(bare_options, batch, /*fused=*/false);
+    BareStep bare_fused(bare_options, batch, /*fused=*/true);
 
     auto ours_step = [&] {
       for (auto& v : batch.policy_versions) v = ours.version();
@@ -110,10 +111,11 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
     for (int i = 0; i < options.warmup_steps; ++i) {
       ours_step();
       bare.step();
+      bare_fused.step();
     }
     const int rounds = std::max(options.rounds, 1);
     const double slice = options.seconds / rounds;
-    double ours_s = 0.0, bare_s = 0.0;
+    double ours_s = 0.0, bare_s = 0.0, fused_s = 0.0;
     for (int round = 0; round < rounds; ++round) {
       auto run = [slice](auto&& fn, long* steps, double* seconds) {
         const auto start = Clock::now();
@@ -127,12 +129,15 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
       };
       run(ours_step, &r.ours_steps, &ours_s);
       run([&] { bare.step(); }, &r.bare_steps, &bare_s);
+      run([&] { bare_fused.step(); }, &r.bare_fused_steps, &fused_s);
     }
     r.ours_updates_per_s = static_cast<double>(r.ours_steps) / ours_s;
     r.bare_updates_per_s = static_cast<double>(r.bare_steps) / bare_s;
     r.ours_ms_per_update = 1e3 / r.ours_updates_per_s;
     r.bare_ms_per_update = 1e3 / r.bare_updates_per_s;
+    r.bare_fused_updates_per_s = static_cast<double>(r.bare_fused_steps) / fused_s;
     r.ratio = r.ours_updates_per_s / r.bare_updates_per_s;
+    r.overhead_ratio = r.ours_updates_per_s / r.bare_fused_updates_per_s;
   }
   torch::set_num_threads(saved_threads);
   return r;

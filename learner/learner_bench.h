@@ -1,9 +1,13 @@
 // bench_learner_step: updates/s of PqtLearner::step vs a bare LibTorch forward + backward +
 // optimizer step on the same batch, measured in one process, interleaved in rounds.
 //
-// The bare baseline runs the same Policy forward and loss formula, autograd backward and
-// torch::optim::RMSprop (dense), without batch building, clipping, sparse rows, baselines,
-// queue or stats. Torch-free header (for `ringrl bench npe` / `ringrl profile learner`).
+// Two bare baselines, both with the same loss formula, autograd backward and
+// torch::optim::RMSprop (dense), and without batch building, clipping, sparse rows,
+// baselines, queue or stats:
+// * bare: the plain LibTorch LSTM (per-step autograd ops, Policy::forward_reference);
+// * bare_fused: the same fused LSTM layer function PqtLearner uses, so ours/bare_fused is
+//   the cost of everything around forward/backward.
+// Torch-free header (for `ringrl bench npe` / `ringrl profile learner`).
 // Sets torch to 1 intra-op thread for the duration (restored afterwards).
 #pragma once
 
@@ -26,9 +30,12 @@ struct LearnerBenchResult {
   double bare_updates_per_s = 0.0;
   double ours_ms_per_update = 0.0;
   double bare_ms_per_update = 0.0;
-  double ratio = 0.0;  // ours / bare updates per second (1.0 = no overhead)
+  double bare_fused_updates_per_s = 0.0;
+  double ratio = 0.0;           // ours / bare (plain LibTorch) updates per second
+  double overhead_ratio = 0.0;  // ours / bare_fused (1.0 = nothing around fwd/bwd costs)
   long ours_steps = 0;
   long bare_steps = 0;
+  long bare_fused_steps = 0;
   std::string device;
 };
 

@@ -28,6 +28,13 @@ TEST(PolicyLayout, DefaultShapeOffsetsAndSize) {
   }
   EXPECT_LE(end, layout.num_floats());
   EXPECT_EQ(layout.num_floats() % kPolicyBlobAlignFloats, 0u);
+  // The offsets documented in docs/policy.md.
+  EXPECT_EQ(layout.lstm_kernel(0).offset, 96u);
+  EXPECT_EQ(layout.lstm_bias(0).offset, 6400u);
+  EXPECT_EQ(layout.lstm_kernel(1).offset, 6544u);
+  EXPECT_EQ(layout.lstm_bias(1).offset, 16352u);
+  EXPECT_EQ(layout.output().offset, 16496u);
+  EXPECT_EQ(layout.num_floats(), 16816u);
 }
 
 TEST(PolicyLayout, FingerprintTracksShape) {
@@ -97,6 +104,42 @@ TEST(Policy, ForwardShapesAndEosMask) {
   Policy q(eos);
   EXPECT_TRUE(torch::isfinite(q->forward(actions).logits).all().item<bool>());
 }
+
+// The fused LSTM layer (hand-written BPTT) must give the plain autograd values and gradients.
+void check_fused_matches_reference(bool cpu_loops, bool eos) {
+  PolicyOptions o;
+  o.param_init_factor = 1.0;
+  o.eos_token = eos;
+  o.cpu_loops = cpu_loops;
+  o.shape.lstm_sizes = {35, 20, 35};  // three layers: also a hidden layer in the middle
+  Policy p(o);
+  {
+    torch::NoGradGuard g;
+    for (auto& b : p->biases) b.uniform_(-0.5, 0.5);  // nonzero biases
+  }
+  auto actions = torch::randint(eos ? 0 : 1, 9, {5, 9}, torch::kInt64);
+  auto weights = torch::randn({5, 9, 9});
+  weights.select(2, 0).zero_();  // the masked EOS logit is constant
+  auto run = [&](bool fused) {
+    for (auto& q : p->parameters()) q.mutable_grad() = torch::Tensor();
+    PolicyForward f = fused ? p->forward(actions, true) : p->forward_reference(actions, true);
+    auto live = f.logits.narrow(2, eos ? 0 : 1, eos ? 9 : 8);
+    (live * weights.narrow(2, eos ? 0 : 1, eos ? 9 : 8)).sum().backward();
+    std::vector<torch::Tensor> out{f.logits.detach().clone(), f.embedded.grad().clone()};
+    for (const auto& q : p->blob_parameters()) out.push_back(q.grad().clone());
+    return out;
+  };
+  const auto ref = run(false);
+  const auto fused = run(true);
+  ASSERT_EQ(ref.size(), fused.size());
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    EXPECT_TRUE(torch::allclose(fused[k], ref[k], /*rtol=*/1e-4, /*atol=*/1e-5))
+        << "tensor " << k << " max diff " << (fused[k] - ref[k]).abs().max().item<float>();
+  }
+}
+
+TEST(Policy, FusedLstmMatchesAutogradCpuLoops) { check_fused_matches_reference(true, false); }
+TEST(Policy, FusedLstmMatchesAutogradTensorOps) { check_fused_matches_reference(false, true); }
 
 }  // namespace
 }  // namespace ringrl::learner
