@@ -548,13 +548,29 @@ RunSummary Machine::run_plain(const Program& program, std::size_t ip) {
   return result;
 }
 
-bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps) {
-  if (point == snap_point_ && dp == snap_dp_ && tape_len_ == snap_len_ &&
-      input_pos_ == snap_input_pos_ &&
-      tape_[static_cast<std::size_t>(dp)] == snap_tape_[static_cast<std::size_t>(dp)] &&
-      std::memcmp(tape_.data(), snap_tape_.data(),
-                  static_cast<std::size_t>(tape_len_) * sizeof(std::int64_t)) == 0) {
-    return true;
+bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps,
+                      std::int64_t& low) {
+  if (point == snap_point_ && input_pos_ == snap_input_pos_) {
+    const std::int64_t* now = tape_.data();
+    const std::int64_t* then = snap_tape_.data();
+    if (dp == snap_dp_ && tape_len_ == snap_len_ && now[dp] == then[dp] &&
+        std::memcmp(now, then, static_cast<std::size_t>(tape_len_) * sizeof(std::int64_t)) == 0) {
+      return true;
+    }
+    if (verdict_only_ && dp > snap_dp_ && low > 0) {
+      // Translated repeat: since the snapshot the run stayed at cells >= low (so it never
+      // clamped) and consumed no input (',' at EOF reads a constant 0). If the tape from low
+      // up, shifted by delta, is what it was, the run from here is the same run shifted
+      // right, forever.
+      const std::int64_t delta = dp - snap_dp_;
+      const std::int64_t shared = std::min(snap_len_, tape_len_ - delta);  // both stored
+      bool same = shared >= low && now[dp] == then[snap_dp_] &&
+                  std::memcmp(now + low + delta, then + low,
+                              static_cast<std::size_t>(shared - low) * sizeof(std::int64_t)) == 0;
+      for (std::int64_t x = shared; same && x < snap_len_; ++x) same = then[x] == 0;
+      for (std::int64_t x = shared + delta; same && x < tape_len_; ++x) same = now[x] == 0;
+      if (same) return true;
+    }
   }
   if (++cycle_lambda_ == cycle_power_) {
     snap_point_ = point;
@@ -566,11 +582,12 @@ bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps) {
     snap_tape_.assign(tape_.data(), tape_.data() + tape_len_);
     cycle_power_ <<= 1;
     cycle_lambda_ = 0;
+    low = dp;
   }
   return false;
 }
 
-std::int64_t Machine::clamped_iteration(const Program& program, const Flat& flat,
+std::int64_t Machine::simulate_iteration(const Program& program, const Flat& flat,
                                         std::int64_t dp, std::int64_t* top) {
   const char* code = program.code_.data() + flat.body_src;
   const std::int64_t base = options_.base;
@@ -612,6 +629,45 @@ void Machine::clear_clamp_scratch() {
   clamp_touched_.clear();
 }
 
+Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Flat& f,
+                                               std::int64_t dp, std::int64_t* steps,
+                                               std::int64_t* low) {
+  std::int64_t top = 0;
+  if (simulate_iteration(program, f, dp, &top) != dp) {
+    clear_clamp_scratch();
+    return ClosedForm::kNone;
+  }
+  const std::int64_t base = options_.base;
+  std::int64_t n = 0;
+  const bool finite = iterations_to_zero(clamp_acc_[static_cast<std::size_t>(dp)],
+                                         tape_[static_cast<std::size_t>(dp)], base, &n);
+  const std::int64_t room = step_limit_ - 1 - *steps;  // steps that stay below the limit
+  const bool fits = finite && n <= room / f.iter_cost;
+  std::int64_t times = n;
+  if (!fits) {
+    if (verdict_only_ || step_limit_ == kNoLimit) {
+      clear_clamp_scratch();
+      return verdict_only_ ? ClosedForm::kNever : ClosedForm::kNone;
+    }
+    times = room / f.iter_cost;  // the limit falls inside iteration times + 1
+  }
+  if (top >= tape_len_) {
+    if (top >= static_cast<std::int64_t>(tape_.size())) grow_tape(top);
+    tape_len_ = top + 1;
+  }
+  *low = std::min(*low, std::max<std::int64_t>(dp + f.min_pos, 0));
+  const std::int64_t reps = times % base;
+  for (const std::int64_t p : clamp_touched_) {
+    std::int64_t& amount = clamp_acc_[static_cast<std::size_t>(p)];
+    std::int64_t& cell = tape_[static_cast<std::size_t>(p)];
+    cell = (cell + reps * amount) % base;
+    amount = 0;
+  }
+  clamp_touched_.clear();
+  *steps += times * f.iter_cost;
+  return fits ? ClosedForm::kDone : ClosedForm::kPartial;
+}
+
 Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, std::int64_t dp,
                                          std::int64_t steps) {
   // ',' is only a constant (0) once the input is used up.
@@ -623,7 +679,7 @@ Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, 
     // The next iteration clamps at the left edge. If it ends where it started, every later
     // iteration repeats it (moves do not depend on cell values).
     std::int64_t top = 0;
-    const bool neutral = clamped_iteration(program, f, dp, &top) == dp;
+    const bool neutral = simulate_iteration(program, f, dp, &top) == dp;
     const auto at = static_cast<std::size_t>(dp);
     std::int64_t n = 1;
     const bool finite = clamp_set_[at] != 0 ? clamp_acc_[at] == 0
@@ -672,6 +728,7 @@ RunSummary Machine::run_source(const Program& program, std::int64_t switch_at) {
   std::int32_t ip = 0;
   std::int64_t check_at = std::min(limit, next_clock_check_);
   std::int32_t ends_open = -1;  // '[' of the loop known to end within the limit
+  std::int64_t low = 0;         // lowest cell visited since the last cycle snapshot
 
   RINGRL_BF_DISPATCH();
 
@@ -694,6 +751,7 @@ c_right:
   RINGRL_BF_STEP();
 c_left:
   dp -= static_cast<std::int64_t>(dp > 0);
+  low = std::min(low, dp);
   RINGRL_BF_STEP();
 c_dot:
   output_.push_back(tape[dp]);
@@ -716,17 +774,28 @@ c_close:
     const std::int32_t open = match[ip];
     ip = open + 1;
     if (++steps >= check_at) goto check;
+    if (pending_open_ == open && summary_open_ != open) {
+      summary_scratch_.fit(program.size());
+      summary_flat_ = detail::summarize_flat(program.code(), open + 1, match[open], base,
+                                             summary_scratch_, &summary_);
+      summary_open_ = open;
+    }
+    const bool flat = summary_open_ == open && summary_flat_;
+    if (flat && !summary_.has_io && (summary_.shift == 0 || dp + summary_.min_pos < 0)) {
+      const ClosedForm solved = solve_neutral_loop(program, summary_, dp, &steps, &low);
+      tape = tape_.data();
+      switch (solved) {
+        case ClosedForm::kNone: break;
+        case ClosedForm::kDone: ip = match[open] + 1; RINGRL_BF_DISPATCH();
+        case ClosedForm::kPartial: RINGRL_BF_DISPATCH();
+        case ClosedForm::kNever: return step_limit_verdict();
+      }
+    }
     if (verdict && ends_open != open) {
       if (pending_open_ == open) {
-        if (summary_open_ != open) {
-          summary_scratch_.fit(program.size());
-          if (!detail::summarize_flat(program.code(), open + 1, match[open], base,
-                                      summary_scratch_, &summary_)) {
-            pending_open_ = -1;  // has nested loops: Brent only
-          }
-          summary_open_ = open;
-        }
-        if (pending_open_ == open) {
+        if (!flat) {
+          pending_open_ = -1;  // has nested loops: Brent only
+        } else {
           switch (check_flat(program, summary_, dp, steps)) {
             case LoopVerdict::kKeep: break;
             case LoopVerdict::kDone: pending_open_ = -1; break;
@@ -735,7 +804,7 @@ c_close:
           }
         }
       }
-      if (ends_open != open && cycle_power_ != 0 && repeats(ip, dp, steps)) {
+      if (ends_open != open && cycle_power_ != 0 && repeats(ip, dp, steps, low)) {
         return step_limit_verdict();
       }
     }
@@ -802,6 +871,7 @@ RunSummary Machine::run_fast(const Program& program, std::int32_t pc) {
   std::int64_t dp = dp_;
   std::int64_t steps = steps_;
   bool flat_ends = false;  // the flat loop being run is known to end within the limit
+  std::int64_t low = 0;    // lowest cell visited since the last cycle snapshot (or lower)
 
   // Makes `index` part of the grown tape (the original appends cells as '>' reaches them).
   const auto ensure_cell = [&](std::int64_t index) {
@@ -820,6 +890,7 @@ op_block: {
   const Op& op = ops[pc];
   if (steps + op.cost >= limit) goto handoff;
   const Block& b = blocks[op.target];
+  low = std::min(low, dp + b.min_pos);
   if (dp + b.min_pos < 0) {
     // The pointer may clamp at the left edge: step through the characters exactly.
     const char* code = program.code_.data();
@@ -897,6 +968,7 @@ op_loop: {
     times = room / loop.iter_cost;  // the limit falls inside iteration times + 1
   }
   ensure_cell(dp + b.max_pos);
+  low = std::min(low, dp + b.min_pos);
   const std::int64_t reps = times % base;
   for (const Delta *d = deltas + b.first_delta, *e = d + b.num_deltas; d != e; ++d) {
     std::int64_t& cell = tape[dp + d->offset];
@@ -949,6 +1021,7 @@ op_scan: {
     RINGRL_BF_NEXT();
   }
   ensure_cell((scan.shift > 0 ? p - scan.shift : dp) + scan.max_pos);
+  low = std::min(low, (scan.shift > 0 ? dp : p - scan.shift) + scan.min_pos);
   steps = after_open + k * scan.iter_cost;
   dp = p;
   if (found) {
@@ -971,38 +1044,15 @@ op_flat_close: {
   const Flat& f = flats[ops[pc].cost];
   pc = ops[pc].target;
   if (!f.has_io && dp + f.min_pos < 0) {
-    // A clamping iteration of a single-block body. If it ends where it started, every
-    // later iteration repeats it: solve them in closed form (also in exact mode).
-    std::int64_t top = 0;
-    if (clamped_iteration(program, f, dp, &top) != dp) {
-      clear_clamp_scratch();
-      goto back_edge;
+    // A clamping iteration of a single-block body; if it is pointer-neutral, solve it.
+    const ClosedForm solved = solve_neutral_loop(program, f, dp, &steps, &low);
+    tape = tape_.data();
+    switch (solved) {
+      case ClosedForm::kNone: goto back_edge;
+      case ClosedForm::kDone: pc = exit; RINGRL_BF_NEXT();
+      case ClosedForm::kPartial: RINGRL_BF_NEXT();
+      case ClosedForm::kNever: return step_limit_verdict();
     }
-    const auto at = static_cast<std::size_t>(dp);
-    std::int64_t n = 0;
-    const bool finite = iterations_to_zero(clamp_acc_[at], tape[dp], base, &n);
-    const std::int64_t room = limit - 1 - steps;
-    const bool fits = finite && n <= room / f.iter_cost;
-    std::int64_t times = n;
-    if (!fits) {
-      if (verdict_only || !limited) {
-        clear_clamp_scratch();
-        if (verdict_only) return step_limit_verdict();
-        goto back_edge;
-      }
-      times = room / f.iter_cost;
-    }
-    ensure_cell(top);
-    const std::int64_t reps = times % base;
-    for (const std::int64_t p : clamp_touched_) {
-      std::int64_t& amount = clamp_acc_[static_cast<std::size_t>(p)];
-      tape[p] = (tape[p] + reps * amount) % base;
-      amount = 0;
-    }
-    clamp_touched_.clear();
-    steps += times * f.iter_cost;
-    if (fits) pc = exit;
-    RINGRL_BF_NEXT();
   }
   if (verdict_only && flat_pending_) {
     switch (check_flat(program, f, dp, steps)) {
@@ -1033,7 +1083,7 @@ back_edge:
       return RunSummary{false, FailureReason::kTimeout, steps};
     }
   }
-  if (cycle_power_ != 0 && repeats(pc, dp, steps)) {
+  if (cycle_power_ != 0 && repeats(pc, dp, steps, low)) {
     // The state repeats: the run loops forever with a period of `period` steps.
     cycle_power_ = 0;
     if (verdict_only) return step_limit_verdict();

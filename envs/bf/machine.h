@@ -242,6 +242,13 @@ class Machine {
     kNever,  // the run cannot end within the step limit
   };
 
+  enum class ClosedForm : std::uint8_t {
+    kNone,     // not applicable here: iterate normally
+    kDone,     // the loop ran to its end
+    kPartial,  // iterations up to just below the step limit were applied
+    kNever,    // verdict mode: the loop cannot end within the step limit
+  };
+
   void reset(const std::int64_t* input, std::size_t input_size,
              const std::vector<std::int64_t>& init_memory);
   // Source-level engine from code position 0; compiles the op stream and continues in
@@ -256,13 +263,20 @@ class Machine {
   LoopVerdict check_flat(const Program& program, const detail::Flat& flat, std::int64_t dp,
                          std::int64_t steps);
   // Brent's cycle detection at a back-edge: true if the whole state (program point, pointer,
-  // tape, input position) equals the snapshot; takes a new snapshot at powers of two.
-  bool repeats(std::int32_t point, std::int64_t dp, std::int64_t steps);
+  // tape, input position) equals the snapshot, or, in verdict mode, equals it shifted right
+  // (docs/bf.md, "translated repeats"). `low` is the lowest cell visited since the snapshot;
+  // it is reset when a new snapshot is taken at a power-of-two back-edge count.
+  bool repeats(std::int32_t point, std::int64_t dp, std::int64_t steps, std::int64_t& low);
   void reset_cycle_detection();
+  // A flat loop without I/O at a back-edge (pointer at `dp`, the ']' counted in `*steps`):
+  // if one iteration from dp returns to dp (with clamping at the left edge), every later
+  // iteration repeats it, so the iterations are solved in closed form. May grow the tape.
+  ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat,
+                                std::int64_t dp, std::int64_t* steps, std::int64_t* low);
   // One iteration of a flat loop's body from `dp` with the pointer clamping at the left
   // edge (',' read as EOF). Leaves the per-cell changes in clamp_acc_/clamp_touched_ (the
   // caller clears them) and returns the pointer position after the iteration.
-  std::int64_t clamped_iteration(const Program& program, const detail::Flat& flat,
+  std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat,
                                  std::int64_t dp, std::int64_t* top);
   void clear_clamp_scratch();
   void grow_tape(std::int64_t index);
@@ -292,6 +306,7 @@ class Machine {
   // Source engine: '[' position of the loop entered last, and the cached summary of it.
   std::int32_t pending_open_ = -1;
   std::int32_t summary_open_ = -1;
+  bool summary_flat_ = false;  // the loop at summary_open_ has no nested loop
   detail::Flat summary_{};
   detail::OffsetScratch summary_scratch_;
 
@@ -306,7 +321,7 @@ class Machine {
   std::uint64_t cycle_power_ = 1;  // 0: detection off for the rest of the run
   std::uint64_t cycle_lambda_ = 0;
 
-  // Scratch of clamped_iteration(), indexed by cell; every entry is 0 between uses.
+  // Scratch of simulate_iteration(), indexed by cell; every entry is 0 between uses.
   std::vector<std::int64_t> clamp_acc_;
   std::vector<std::int8_t> clamp_set_;
   std::vector<std::int64_t> clamp_touched_;
