@@ -1,6 +1,479 @@
-// Placeholder until `ringrl tune` lands.
+// `ringrl tune`: runs the spec §6.3 grid (or a named subset of it) as separate trials.
+//
+// Each trial is one `train pqt` child process of this same binary per task of the cycle
+// (repetition r → task_cycle[r % len]), in DIR/trial_<i>/<task>/ with its log in train.log
+// there. Trials run side by side: with G CUDA devices up to G at once, each holding one GPU
+// (the k-th trial of the list starts on cuda:(k % G) while trials finish in order; in general
+// a trial takes the lowest free GPU, so no GPU ever runs two learners); without GPUs --parallel
+// trials at once on the CPU. After each trial its results.jsonl files are aggregated (the §6.3
+// metrics, app/tune_grid.h) and DIR/tuning_results.txt (one JSON line per trial, sorted by
+// objective) and DIR/tuning_summary.txt (the table) are rewritten; the table is printed at the
+// end.
+//
+// Children never outlive tune: each runs in its own process group (a terminal ^C reaches only
+// tune) with PR_SET_PDEATHSIG=SIGTERM; on SIGINT/SIGTERM/SIGHUP tune forwards the signal once
+// to every running child (whose trainer writes a checkpoint and stops), waits for all of them,
+// writes the files, and exits with 130. Running the same command again continues: a trial's
+// run directory that holds results or a checkpoint is passed to `train pqt --resume`, and
+// DIR/tune.json pins the session settings so a different space or budget is refused.
+//
+// Before anything starts, every selected trial's config is resolved and validated in-process
+// with the trainer's own validation (app/pqt_config.h), so a bad key or value is one
+// UsageError. Space 'is' fails there today (alpha > 0 needs experience replay); the message
+// is kIsSpaceUnsupported plus the trainer's own. Space 'ga' has no trainer (UsageError);
+// --dry-run still lists its trials.
 #include "app/tune_cmd.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "app/pqt_config.h"
+#include "app/tune_grid.h"
+#include "common/errors.h"
+#include "common/runfiles/atomic_file.h"
+#include "common/runfiles/config.h"
+#include "common/runfiles/results_jsonl.h"
+#include "common/signals.h"
+#include "envs/bf/scorer.h"
+#include "learner/devices.h"
+
 namespace ringrl::app {
-void add_tune_command(CLI::App&) {}
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSelfExe = "/proc/self/exe";
+constexpr const char* kTuningResultsFile = "tuning_results.txt";
+constexpr const char* kTuningSummaryFile = "tuning_summary.txt";
+constexpr const char* kSessionFile = "tune.json";
+constexpr const char* kChildLogFile = "train.log";
+constexpr const char* kCheckpointFile = "checkpoint.bin";  // as learner/pqt_trainer.cc names it
+constexpr const char* kTrialDirPrefix = "trial_";
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+constexpr int kInterruptedStatus = 130;  // `train pqt` after SIGINT/SIGTERM; also ours
+constexpr int kFailedStatus = 1;
+constexpr int kExecFailedStatus = 127;
+constexpr std::size_t kMaxLogLineChars = 300;
+
+struct TuneCli {
+  std::string space, trials, trial_range, tasks, run_dir;
+  std::vector<std::string> sets;
+  std::optional<std::uint32_t> repetitions, parallel, actors;
+  std::optional<std::uint64_t> max_npe;
+  bool dry_run = false;
+};
+
+std::string default_run_dir(const std::string& space) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("runs/tune-{}-{}", space, stamp);
+}
+
+fs::path trial_dir(const fs::path& run_dir, std::size_t trial) {
+  return run_dir / fmt::format("{}{}", kTrialDirPrefix, trial);
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::vector<std::string> set_assignments(const TuneSettings& s) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : s.sets) out.push_back(k + "=" + v);
+  return out;
+}
+
+// The trainer's own validation of one trial on one task, without starting anything.
+void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, const TuneSettings& s,
+               const std::string& task) {
+  std::vector<std::string> sets = set_assignments(s);
+  for (const auto& [k, v] : hparams.items()) sets.push_back(k + "=" + v.dump());
+  sets.push_back("task=" + task);
+  sets.push_back(fmt::format("repetitions={}", s.repetitions));
+  sets.push_back(fmt::format("max_npe={}", s.max_npe));
+  try {
+    const json cfg = resolve_pqt_config("", space.mode, sets);
+    (void)train_options_from(cfg);
+    (void)bf::make_task(task, actor_options_from(cfg).score);  // unknown task names fail here
+  } catch (const UsageError& e) {
+    if (space.name == "is") throw UsageError(fmt::format("{} (the trainer says: {})", kIsSpaceUnsupported, e.what()));
+    throw UsageError(fmt::format("trial {} ({}) on task {}: {}", trial, format_hparams(hparams), task, e.what()));
+  }
+}
+
+// DIR/tune.json: the settings every trial of the directory shares.
+json session_identity(const TuneSpace& space, const TuneSettings& s) {
+  return {{"space", space.name}, {"task_cycle", s.task_cycle}, {"repetitions", s.repetitions},
+          {"max_npe", s.max_npe}, {"sets", set_assignments(s)}};
+}
+
+void pin_session(const fs::path& run_dir, const json& identity) {
+  const fs::path file = run_dir / kSessionFile;
+  if (fs::exists(file)) {
+    const json old = runfiles::load_config(file);
+    for (const auto& [k, v] : identity.items())
+      if (old.value(k, json()) != v)
+        throw UsageError(fmt::format("run directory {} holds a tuning session with {}={}, but this one has {}={}: "
+                                     "expected the same settings, or another --run-dir",
+                                     run_dir.string(), k, old.value(k, json()).dump(), k, v.dump()));
+    return;
+  }
+  fs::create_directories(run_dir);
+  runfiles::write_file_atomic(file, identity.dump(2) + "\n");
+}
+
+std::string last_log_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  if (last.size() > kMaxLogLineChars) last = last.substr(0, kMaxLogLineChars) + "...";
+  return last;
+}
+
+// Starts `/proc/self/exe args...` with stdout and stderr appended to `log`.
+pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> argv_storage = {kSelfExe};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log_path = log.string();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of a tuning trial");
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    setpgid(0, 0);                    // terminal signals reach tune only; tune forwards them once
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // tune gone (even by SIGKILL): the trial stops too
+    if (getppid() != parent) _exit(kExecFailedStatus);
+    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    execv(kSelfExe, argv.data());
+    _exit(kExecFailedStatus);
+  }
+  return pid;
+}
+
+// One trial in flight: its tasks run one after another on the trial's device.
+struct TrialJob {
+  std::size_t position = 0;  // in the selected list
+  std::size_t trial = 0;
+  json hparams;
+  std::string device;
+  std::size_t next_task = 0;  // index into the task cycle
+  pid_t pid = -1;
+  fs::path log;
+  std::string status = "ok", error;
+};
+
+class TuneSession {
+ public:
+  TuneSession(TuneSpace space, TuneSettings settings, std::vector<std::size_t> trials, fs::path run_dir,
+              std::uint32_t actors)
+      : space_(std::move(space)), s_(std::move(settings)), trials_(std::move(trials)), run_dir_(std::move(run_dir)),
+        actors_(actors) {}
+
+  // Runs every trial with `devices` (one slot per entry). Returns the exit status.
+  int run(const std::vector<std::string>& devices) {
+    std::deque<std::size_t> pending;
+    for (std::size_t p = 0; p < trials_.size(); ++p) pending.push_back(p);
+    std::vector<std::optional<TrialJob>> slots(devices.size());
+    bool forwarded = false;
+    for (;;) {
+      for (std::size_t slot = 0; slot < slots.size() && !shutdown_requested(); ++slot) {
+        while (!slots[slot] && !pending.empty()) {
+          TrialJob job;
+          job.position = pending.front();
+          job.trial = trials_[job.position];
+          job.hparams = space_.trial_hparams(job.trial);
+          job.device = devices[slot];
+          pending.pop_front();
+          if (start_next_task(job))
+            slots[slot] = std::move(job);
+          else
+            finish(job);
+        }
+      }
+      bool any_running = false;
+      for (const auto& j : slots) any_running |= j.has_value();
+      if (!any_running) break;
+      if (shutdown_requested() && !forwarded) {
+        forwarded = true;
+        spdlog::warn("tune: signal {}: stopping the running trials (each writes a checkpoint)", shutdown_signal());
+        for (const auto& j : slots)
+          if (j) kill(j->pid, shutdown_signal());
+      }
+      std::this_thread::sleep_for(kPollInterval);
+      for (auto& j : slots) {
+        if (!j) continue;
+        int wstatus = 0;
+        const pid_t r = waitpid(j->pid, &wstatus, WNOHANG);
+        if (r == 0) continue;
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw std::system_error(errno, std::generic_category(), "waitpid on a tuning trial");
+        if (on_child_exit(*j, wstatus, forwarded)) continue;  // the trial's next task started
+        finish(*j);
+        j.reset();
+      }
+    }
+    interrupted_ |= forwarded || !pending.empty();
+    not_run_ = pending.size();
+    add_earlier_trials();
+    write_files();
+    return interrupted_ ? kInterruptedStatus : (failed_ ? kFailedStatus : 0);
+  }
+
+  const std::vector<TrialResult>& results() const { return results_; }
+  std::size_t not_run() const { return not_run_; }
+  /// The session's settings as one line (first line of the summary file).
+  std::string header() const {
+    return fmt::format("space {} ({} trials, mode {}); tasks {} alternated; {} repetitions per trial; max NPE {}; {}\n",
+                       space_.name, space_.num_trials(), space_.mode, join(s_.task_cycle, ","), s_.repetitions,
+                       s_.max_npe, join(set_assignments(s_), " "));
+  }
+
+ private:
+  fs::path task_dir(std::size_t trial, const std::string& task) const { return trial_dir(run_dir_, trial) / task; }
+
+  // Starts the child for the job's next task with repetitions; false when none is left.
+  bool start_next_task(TrialJob& job) {
+    const std::size_t len = s_.task_cycle.size();
+    for (; job.next_task < len; ++job.next_task) {
+      TrialTaskRun run;
+      run.task = s_.task_cycle[job.next_task];
+      run.repetitions = repetitions_for_task(s_.repetitions, job.next_task, len);
+      if (run.repetitions == 0) continue;
+      const fs::path dir = task_dir(job.trial, run.task);
+      fs::create_directories(dir);
+      run.run_dir = dir.string();
+      run.device = job.device;
+      run.actors = actors_;
+      run.resume = fs::exists(dir / runfiles::kResultsFileName) || fs::exists(dir / kCheckpointFile);
+      job.log = dir / kChildLogFile;
+      job.pid = spawn(train_arguments(space_, job.hparams, s_, run), job.log);
+      spdlog::info("tune: trial {} [{}/{}] {}: {} on {}, {} repetition(s){}; log {}", job.trial, job.position + 1,
+                   trials_.size(), format_hparams(job.hparams), run.task, run.device, run.repetitions,
+                   run.resume ? " (resumed)" : "", job.log.string());
+      return true;
+    }
+    return false;
+  }
+
+  // Handles the end of the job's current child; true when the next task started.
+  bool on_child_exit(TrialJob& job, int wstatus, bool forwarded) {
+    const std::string& task = s_.task_cycle[job.next_task];
+    if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && !forwarded) {
+      ++job.next_task;
+      return start_next_task(job);
+    }
+    if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {  // finished just as we stopped
+      for (std::size_t t = job.next_task + 1; t < s_.task_cycle.size(); ++t)
+        if (repetitions_for_task(s_.repetitions, t, s_.task_cycle.size()) > 0) job.status = "interrupted";
+      return false;
+    }
+    if (forwarded) {
+      job.status = "interrupted";
+      return false;
+    }
+    job.status = "failed";
+    const std::string how = WIFEXITED(wstatus) ? fmt::format("exited with status {}", WEXITSTATUS(wstatus))
+                                               : fmt::format("was killed by signal {}", WTERMSIG(wstatus));
+    job.error = fmt::format("train pqt on {} {}: {} (log {})", task, how, last_log_line(job.log), job.log.string());
+    spdlog::error("tune: trial {}: {}", job.trial, job.error);
+    failed_ = true;
+    return false;
+  }
+
+  TrialResult collect(std::size_t trial, const json& hparams) const {
+    std::vector<json> records;
+    for (const auto& task : s_.task_cycle) {
+      const auto rs = runfiles::read_json_lines(task_dir(trial, task) / runfiles::kResultsFileName);
+      records.insert(records.end(), rs.begin(), rs.end());
+    }
+    return aggregate_trial(trial, hparams, records, s_.max_npe, s_.task_cycle);
+  }
+
+  void finish(const TrialJob& job) {
+    TrialResult r;
+    try {
+      r = collect(job.trial, job.hparams);
+    } catch (const std::exception& e) {
+      r = aggregate_trial(job.trial, job.hparams, {}, s_.max_npe, s_.task_cycle);
+      r.status = "failed";
+      r.error = fmt::format("reading the results: {}", e.what());
+      failed_ = true;
+    }
+    if (job.status != "ok") {
+      r.status = job.status;
+      r.error = job.error;
+    }
+    done_.insert(job.trial);
+    spdlog::info("tune: trial {} {}: success rate {:.3f} ({}/{}), avg programs {:.0f}", job.trial, r.status,
+                 r.total.success_rate, r.total.num_succeeded, r.total.num_runs, r.total.avg_programs);
+    results_.push_back(std::move(r));
+    sort_by_objective(results_);
+    write_files();
+  }
+
+  // Trials of this directory run by earlier sessions (other subsets) join the table.
+  void add_earlier_trials() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(run_dir_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!entry.is_directory() || name.rfind(kTrialDirPrefix, 0) != 0) continue;
+      const std::string digits = name.substr(std::char_traits<char>::length(kTrialDirPrefix));
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+      const std::size_t trial = std::stoul(digits);
+      if (trial >= space_.num_trials() || done_.count(trial) != 0) continue;
+      try {
+        TrialResult r = collect(trial, space_.trial_hparams(trial));
+        if (r.total.num_runs == 0) continue;
+        r.status = r.total.num_runs >= s_.repetitions ? "ok" : "partial";
+        results_.push_back(std::move(r));
+        done_.insert(trial);
+      } catch (const std::exception& e) {
+        spdlog::warn("tune: skipping {}: {}", entry.path().string(), e.what());
+      }
+    }
+    sort_by_objective(results_);
+  }
+
+  void write_files() const {
+    std::string lines;
+    for (const auto& r : results_) lines += trial_result_json(r, space_.name, space_.num_trials()).dump() + "\n";
+    runfiles::write_file_atomic(run_dir_ / kTuningResultsFile, lines);
+    runfiles::write_file_atomic(run_dir_ / kTuningSummaryFile, header() + format_summary_table(results_));
+  }
+
+  TuneSpace space_;
+  TuneSettings s_;
+  std::vector<std::size_t> trials_;
+  fs::path run_dir_;
+  std::uint32_t actors_;
+  std::vector<TrialResult> results_;
+  std::set<std::size_t> done_;
+  bool failed_ = false, interrupted_ = false;
+  std::size_t not_run_ = 0;
+};
+
+int run_tune(const TuneCli& c) {
+  const TuneSpace space = tune_space(c.space);
+  TuneSettings s = TuneSettings::paper();
+  if (!c.tasks.empty()) s.task_cycle = parse_task_list(c.tasks);
+  apply_user_sets(s, space, c.sets);
+  if (c.repetitions) s.repetitions = *c.repetitions;
+  if (c.max_npe) s.max_npe = *c.max_npe;
+  const std::vector<std::size_t> trials = select_trials(space.num_trials(), c.trials, c.trial_range);
+  const std::string run_dir = c.run_dir.empty() ? default_run_dir(space.name) : c.run_dir;
+
+  if (c.dry_run) {
+    std::printf("space %s: %zu trials, mode %s; %zu selected\n", space.name.c_str(), space.num_trials(),
+                space.mode.empty() ? "(none)" : space.mode.c_str(), trials.size());
+    std::printf("tasks %s alternated by repetition; %u repetitions per trial; max NPE %llu; run dir %s\n",
+                join(s.task_cycle, ",").c_str(), s.repetitions, static_cast<unsigned long long>(s.max_npe),
+                run_dir.c_str());
+    std::printf("settings: %s\n", join(set_assignments(s), " ").c_str());
+    for (std::size_t t : trials) std::printf("trial %4zu  %s\n", t, format_hparams(space.trial_hparams(t)).c_str());
+    try {
+      if (space.mode.empty()) (void)train_arguments(space, json::object(), s, TrialTaskRun{});
+      for (std::size_t t : trials)
+        for (const auto& task : s.task_cycle) preflight(space, t, space.trial_hparams(t), s, task);
+      if (!trials.empty()) {
+        TrialTaskRun run;
+        run.task = s.task_cycle.front();
+        run.repetitions = repetitions_for_task(s.repetitions, 0, s.task_cycle.size());
+        run.run_dir = (trial_dir(run_dir, trials.front()) / run.task).string();
+        run.device = "DEVICE";
+        run.actors = c.actors.value_or(0);
+        std::printf("first child: ringrl %s\n", join(train_arguments(space, space.trial_hparams(trials.front()), s, run), " ").c_str());
+      }
+    } catch (const UsageError& e) {
+      std::printf("note: running this would fail: %s\n", e.what());
+    }
+    std::fflush(stdout);
+    return 0;
+  }
+
+  if (space.mode.empty()) (void)train_arguments(space, json::object(), s, TrialTaskRun{});  // ga: UsageError
+  for (std::size_t t : trials)
+    for (const auto& task : s.task_cycle) preflight(space, t, space.trial_hparams(t), s, task);
+
+  std::vector<std::string> devices;
+  const int gpus = learner::cuda_device_count();
+  if (gpus > 0) {
+    const std::size_t slots = std::min<std::size_t>(c.parallel.value_or(static_cast<std::uint32_t>(gpus)), gpus);
+    if (c.parallel && *c.parallel > static_cast<std::uint32_t>(gpus))
+      spdlog::warn("tune: --parallel {} capped at {} (one learner per GPU)", *c.parallel, gpus);
+    for (std::size_t g = 0; g < slots; ++g) devices.push_back(fmt::format("cuda:{}", g));
+  } else {
+    devices.assign(c.parallel.value_or(1), "cpu");
+  }
+
+  pin_session(run_dir, session_identity(space, s));
+  install_shutdown_handlers();
+  TuneSession session(space, s, trials, run_dir, c.actors.value_or(0));
+  spdlog::info("tune: space {}, {} trial(s), {} at a time on {}; run directory {}", space.name, trials.size(),
+               devices.size(), gpus > 0 ? fmt::format("{} GPU(s)", devices.size()) : std::string("cpu"), run_dir);
+  const int rc = session.run(devices);
+  std::printf("%s%s", session.header().c_str(), format_summary_table(session.results()).c_str());
+  if (session.not_run() > 0) std::printf("%zu selected trial(s) not run (interrupted)\n", session.not_run());
+  std::printf("tune: results in %s, table in %s\n", (fs::path(run_dir) / kTuningResultsFile).c_str(),
+              (fs::path(run_dir) / kTuningSummaryFile).c_str());
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& root) {
+  auto c = std::make_shared<TuneCli>();
+  CLI::App* tune = root.add_subcommand(
+      "tune", "Run the spec §6.3 hyper-parameter grid (or a subset) as separate `train pqt` trials");
+  tune->add_option("--space", c->space, "Grid: pg (12), pg-topk (48), topk (60), is (144), ga (125)")->required();
+  tune->add_option("--trials", c->trials, "Only these trial indices, e.g. 0,5,7");
+  tune->add_option("--trial-range", c->trial_range, "Only trials A..B-1, as A:B (A or B may be left out)");
+  tune->add_option("--repetitions", c->repetitions, "Repetitions per trial, alternating over the tasks (default 50)")
+      ->check(CLI::Range(1u, 100000u));
+  tune->add_option("--max-npe", c->max_npe, "Programs-executed budget per repetition (default 5000000)");
+  tune->add_option("--tasks", c->tasks, "Task cycle, repetition r uses task r % len (default reverse-tune,remove-char-tune)");
+  tune->add_option("--set", c->sets, "Override a fixed setting for every trial: --set key=value (repeatable)");
+  tune->add_option("--run-dir", c->run_dir, "Session directory (default: runs/tune-<space>-<time>); rerun to continue");
+  tune->add_option("--parallel", c->parallel, "Trials at once without GPUs (default 1); with GPUs at most one per GPU")
+      ->check(CLI::Range(1u, 256u));
+  tune->add_option("--actors", c->actors, "Actor processes per trial (default: the config's)")->check(CLI::Range(1u, 256u));
+  tune->add_flag("--dry-run", c->dry_run, "List the trials and their hyper-parameters; run nothing");
+  tune->callback([c] {
+    const int rc = run_tune(*c);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
 }  // namespace ringrl::app
