@@ -4,11 +4,16 @@
 #include <system_error>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "app/commands.h"
 #include "common/errors.h"
 
 int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries results (JSON lines, tables) only.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ringrl"));
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
   CLI::App root{"ringrl: actor-learner reinforcement learning on one machine"};
   root.require_subcommand(1);
   root.set_version_flag("--version", "ringrl 0.1.0");

@@ -167,6 +167,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
 
   // Resume: skip completed repetitions; a changed budget or repetition count is an error.
   std::set<std::int64_t> done_reps;
+  std::uint64_t npe_of_done_reps = 0;  // metrics step = NPE over every repetition so far
   if (fs::exists(results_path)) {
     if (!o.resume)
       throw UsageError(fmt::format("run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
@@ -174,6 +175,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
     const auto records = runfiles::read_json_lines(results_path);
     runfiles::check_consistent(records, run_identity, results_path);
     done_reps = runfiles::completed_values(records);
+    for (const auto& r : records) npe_of_done_reps += r.value("npe", std::uint64_t{0});
   }
   nlohmann::json ck_meta;
   std::string ck_state;
@@ -408,7 +410,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
         const double dt = std::chrono::duration<double>(now - last_metrics).count();
         const double npe_rate = static_cast<double>(npe - npe_at_metrics) / dt;
         const double step_rate = static_cast<double>(learner.version() - steps_at_metrics) / dt;
-        const auto step = static_cast<std::int64_t>(npe);
+        const auto step = static_cast<std::int64_t>(npe_of_done_reps + npe);
         const std::vector<std::pair<std::string, double>> row{
             {"rep", rep}, {"npe", static_cast<double>(npe)}, {"npe_per_s", npe_rate},
             {"best_reward", st.result.best_reward}, {"mean_reward", last.mean_reward},
@@ -454,6 +456,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
     std::error_code ec;
     fs::remove(checkpoint_path, ec);  // the next repetition starts fresh
     summary.repetitions.push_back(st.result);
+    npe_of_done_reps += npe;
     progress.finish();
     spdlog::info("train: repetition {}/{}: {} at NPE {} after {} steps, {:.1f} s; best reward {:.4f}", rep + 1,
                  o.repetitions, st.result.found_solution ? "solved" : "not solved", npe, st.result.num_batches,

@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-struct Run {
+struct RunResult {
   int status = -1;
   std::string out, err;
 };
@@ -65,8 +65,8 @@ std::string slurp(int fd) {
   return s;
 }
 
-Run run(const std::vector<std::string>& args) {
-  Run r;
+RunResult run(const std::vector<std::string>& args) {
+  RunResult r;
   int o = -1, e = -1;
   const pid_t pid = start(args, &o, &e);
   std::thread te([&] { r.err = slurp(e); });
@@ -107,7 +107,7 @@ fs::path fresh_dir(const std::string& name) {
 std::vector<std::string> small_job(const fs::path& dir) {
   // An easy task with short programs: PQT finds `+.+.+.+.+.`-like programs quickly.
   return {"train", "pqt", "--task", "print", "--mode", "pqt", "--actors", "2", "--run-dir", dir.string(),
-          "--seed", "3", "--set", "timestep_limit=12", "--set", "batch_size=32", "--set", "lr=0.001"};
+          "--repetitions", "1", "--seed", "3", "--set", "timestep_limit=12", "--set", "batch_size=32", "--set", "lr=0.001"};
 }
 
 class TrainPqt : public ::testing::Test {
@@ -119,7 +119,7 @@ TEST_F(TrainPqt, TwoActorsFindACorrectProgramWithinTheBudget) {
   const fs::path dir = fresh_dir("solve");
   auto args = small_job(dir);
   args.insert(args.end(), {"--max-npe", "3000000", "--set", "max_seconds=240"});
-  const Run r = run(args);
+  const RunResult r = run(args);
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
   const auto res = results(dir);
   ASSERT_EQ(res.size(), 1u) << r.out << r.err;
@@ -128,7 +128,7 @@ TEST_F(TrainPqt, TwoActorsFindACorrectProgramWithinTheBudget) {
   const std::string code = res[0]["code_solution"];
   EXPECT_EQ(code.size(), 12u);
   // The found program must really be correct: score it through the CLI.
-  const Run score = run({"bf", "score", "--task", "print", code});
+  const RunResult score = run({"bf", "score", "--task", "print", code});
   EXPECT_NE(score.out.find("\"correct\":true"), std::string::npos) << score.out << score.err;
   EXPECT_NE(r.out.find(code), std::string::npos) << "the found program is printed";
   // Run directory contents.
@@ -169,7 +169,7 @@ TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
   drain_err.join();
   EXPECT_TRUE(results(dir).empty());
 
-  const Run r = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  const RunResult r = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
   EXPECT_NE(r.err.find("resuming repetition 0"), std::string::npos) << r.err;
   const auto res = results(dir);
@@ -177,10 +177,10 @@ TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
   EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), ck_npe) << "NPE continues from the checkpoint";
   EXPECT_GE(res[0]["num_batches"].get<std::uint64_t>(), meta.value("num_batches", std::uint64_t{0}));
   // A second resume has nothing left to do, and a run without --resume refuses the directory.
-  const Run again = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  const RunResult again = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
   EXPECT_TRUE(WIFEXITED(again.status) && WEXITSTATUS(again.status) == 0) << again.err;
   EXPECT_EQ(results(dir).size(), 1u);
-  const Run refuse = run(small_job(dir));
+  const RunResult refuse = run(small_job(dir));
   EXPECT_EQ(WEXITSTATUS(refuse.status), 2) << refuse.err;
   EXPECT_NE(refuse.err.find("--resume"), std::string::npos) << refuse.err;
   fs::remove_all(dir);
@@ -192,7 +192,7 @@ TEST_F(TrainPqt, MetricsAreReadableByTensorboard) {
   auto args = small_job(dir);
   args[3] = "reverse";
   args.insert(args.end(), {"--max-npe", "100000000", "--set", "max_seconds=4"});
-  const Run r = run(args);
+  const RunResult r = run(args);
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
   const std::string py =
       "import sys\n"
@@ -223,7 +223,7 @@ TEST_F(TrainPqt, MetricsAreReadableByTensorboard) {
 
 TEST_F(TrainPqt, BadInputIsOneClearLine) {
   const fs::path dir = fresh_dir("bad");
-  Run r = run({"train", "pqt", "--task", "revers", "--run-dir", dir.string()});
+  RunResult r = run({"train", "pqt", "--task", "revers", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(r.status), 2);
   EXPECT_NE(r.err.find("reverse"), std::string::npos) << "closest names listed: " << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
