@@ -614,6 +614,7 @@ std::int64_t Machine::simulate_iteration(const Program& program, const Flat& fla
         clamp_set_[static_cast<std::size_t>(pos)] = 1;
         clamp_touched_.push_back(pos);
         break;
+      case '.': clamp_out_.push_back(PendingOutput{pos, clamp_acc_[static_cast<std::size_t>(pos)]}); break;
       default: break;
     }
   }
@@ -627,6 +628,7 @@ void Machine::clear_clamp_scratch() {
     clamp_set_[static_cast<std::size_t>(p)] = 0;
   }
   clamp_touched_.clear();
+  clamp_out_.clear();
 }
 
 Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Flat& f,
@@ -656,6 +658,24 @@ Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Fl
     tape_len_ = top + 1;
   }
   *low = std::min(*low, std::max<std::int64_t>(dp + f.min_pos, 0));
+  if (!clamp_out_.empty() && times > 0) {
+    // The k-th iteration's j-th '.' prints cell_j + partial_j + k * change_j (mod base).
+    const std::size_t dots = clamp_out_.size();
+    out_value_.resize(dots);
+    for (std::size_t j = 0; j < dots; ++j) {
+      const PendingOutput& o = clamp_out_[j];
+      out_value_[j] = add_in_range(tape_[static_cast<std::size_t>(o.cell)], o.partial, base);
+    }
+    output_.reserve(output_.size() + static_cast<std::size_t>(times) * dots);
+    for (std::int64_t k = 0; k < times; ++k) {
+      for (std::size_t j = 0; j < dots; ++j) {
+        output_.push_back(out_value_[j]);
+        out_value_[j] = add_in_range(
+            out_value_[j], clamp_acc_[static_cast<std::size_t>(clamp_out_[j].cell)], base);
+      }
+    }
+  }
+  clamp_out_.clear();
   const std::int64_t reps = times % base;
   for (const std::int64_t p : clamp_touched_) {
     std::int64_t& amount = clamp_acc_[static_cast<std::size_t>(p)];
@@ -781,7 +801,7 @@ c_close:
       summary_open_ = open;
     }
     const bool flat = summary_open_ == open && summary_flat_;
-    if (flat && !summary_.has_io && (summary_.shift == 0 || dp + summary_.min_pos < 0)) {
+    if (flat && !summary_.has_input && (summary_.shift == 0 || dp + summary_.min_pos < 0)) {
       const ClosedForm solved = solve_neutral_loop(program, summary_, dp, &steps, &low);
       tape = tape_.data();
       switch (solved) {
@@ -1043,8 +1063,8 @@ op_flat_close: {
   const std::int32_t exit = pc + 1;
   const Flat& f = flats[ops[pc].cost];
   pc = ops[pc].target;
-  if (!f.has_io && dp + f.min_pos < 0) {
-    // A clamping iteration of a single-block body; if it is pointer-neutral, solve it.
+  if (!f.has_input && (f.shift == 0 || dp + f.min_pos < 0)) {
+    // No ',' and the iteration may be pointer-neutral: if it is, solve it.
     const ClosedForm solved = solve_neutral_loop(program, f, dp, &steps, &low);
     tape = tape_.data();
     switch (solved) {

@@ -268,16 +268,18 @@ class Machine {
   // it is reset when a new snapshot is taken at a power-of-two back-edge count.
   bool repeats(std::int32_t point, std::int64_t dp, std::int64_t steps, std::int64_t& low);
   void reset_cycle_detection();
-  // A flat loop without I/O at a back-edge (pointer at `dp`, the ']' counted in `*steps`):
+  // A flat loop without ',' at a back-edge (pointer at `dp`, the ']' counted in `*steps`):
   // if one iteration from dp returns to dp (with clamping at the left edge), every later
-  // iteration repeats it, so the iterations are solved in closed form. May grow the tape.
+  // iteration repeats it, so the iterations are solved in closed form; each '.' prints an
+  // arithmetic progression mod base. May grow the tape.
   ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat,
                                 std::int64_t dp, std::int64_t* steps, std::int64_t* low);
-  // One iteration of a flat loop's body from `dp` with the pointer clamping at the left
-  // edge (',' read as EOF). Leaves the per-cell changes in clamp_acc_/clamp_touched_ (the
-  // caller clears them) and returns the pointer position after the iteration.
+  // Simulates one iteration of a flat loop's body from `dp`, clamping at the left edge as
+  // the original does (',' read as EOF). Leaves the per-cell changes in clamp_acc_ /
+  // clamp_set_ / clamp_touched_ and the '.'s in clamp_out_ (the caller clears them), sets
+  // *top to the highest cell reached and returns the pointer position after the iteration.
   std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat,
-                                 std::int64_t dp, std::int64_t* top);
+                                  std::int64_t dp, std::int64_t* top);
   void clear_clamp_scratch();
   void grow_tape(std::int64_t index);
   bool timed_out() const;
@@ -325,6 +327,12 @@ class Machine {
   std::vector<std::int64_t> clamp_acc_;
   std::vector<std::int8_t> clamp_set_;
   std::vector<std::int64_t> clamp_touched_;
+  struct PendingOutput {
+    std::int64_t cell;     // absolute cell a '.' prints
+    std::int64_t partial;  // change of that cell earlier in the iteration, in [0, base)
+  };
+  std::vector<PendingOutput> clamp_out_;
+  std::vector<std::int64_t> out_value_;  // solve_neutral_loop scratch
 
   // Timeout bookkeeping (only when options_.timeout_s > 0).
   std::int64_t next_clock_check_ = 0;
