@@ -156,26 +156,38 @@ void Program::compile(std::string_view code, std::int64_t base) {
   if (bracket_stack_.size() < code.size() + 2) {
     match_.resize(code.size() + 1);
     class_.resize(code.size() + 1);
+    bracket_pos_.resize(code.size() + 1);
     bracket_stack_.resize(code.size() + 2);
   }
-  // Bracket table in one pass with a stack, written without data-dependent branches
-  // (random code makes them unpredictable). The stack's top lives in `top`, the rest in
-  // stack[0, depth); match[n] is a dummy slot for the conditional second store.
+  // Character classes, and the positions of all brackets (compacted without branches).
+  // match[] is only defined at brackets.
   const char* text = code_.data();
   std::int32_t* match = match_.data();
   std::uint8_t* cls = class_.data();
+  std::int32_t* brackets = bracket_pos_.data();
+  std::int32_t num_brackets = 0;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const std::uint8_t c = kClasses.of[static_cast<unsigned char>(text[i])];
+    cls[i] = c;
+    brackets[num_brackets] = i;
+    num_brackets += static_cast<std::int32_t>(c == detail::kOpenBracket ||
+                                              c == detail::kCloseBracket);
+  }
+  cls[n] = detail::kEndClass;
+  // Bracket table over the brackets only, with a stack and again without data-dependent
+  // branches (random code makes them unpredictable). The stack's top lives in `top`, the
+  // rest in stack[0, depth); match[n] is a dummy slot for the conditional second store.
   std::int32_t* stack = bracket_stack_.data();
   std::int32_t top = 0;
   std::int32_t depth = 0;
   std::int32_t unmatched_close = 0;
-  for (std::int32_t i = 0; i < n; ++i) {
-    const std::uint8_t c = kClasses.of[static_cast<unsigned char>(text[i])];
-    const bool open = c == detail::kOpenBracket;
-    const bool close = c == detail::kCloseBracket;
-    const bool pop = close && depth > 0;
-    const bool stray = close && depth == 0;  // unmatched ']': a one-step no-op
+  for (std::int32_t k = 0; k < num_brackets; ++k) {
+    const std::int32_t i = brackets[k];
+    const bool open = cls[i] == detail::kOpenBracket;
+    const bool pop = !open && depth > 0;
+    const bool stray = !open && depth == 0;  // unmatched ']': a one-step no-op
     unmatched_close += static_cast<std::int32_t>(stray);
-    cls[i] = stray ? static_cast<std::uint8_t>(detail::kForeign) : c;
+    cls[i] = stray ? static_cast<std::uint8_t>(detail::kForeign) : cls[i];
     match[i] = pop ? top : i;
     match[pop ? top : n] = i;
     stack[depth] = top;
@@ -183,7 +195,6 @@ void Program::compile(std::string_view code, std::int64_t base) {
     top = open ? i : pop ? below : top;
     depth += static_cast<std::int32_t>(open) - static_cast<std::int32_t>(pop);
   }
-  cls[n] = detail::kEndClass;
   syntax_ok_ = depth == 0 && unmatched_close == 0;
   if (depth > 0) {
     // '[' left open (unmatched) are one-step no-ops too: the top and stack[1, depth).

@@ -210,8 +210,9 @@ class Program {
   std::int64_t base_ = kDefaultBase;
   bool syntax_ok_ = true;
   std::uint64_t id_ = 0;
-  std::vector<std::int32_t> match_;  // per code position: matching bracket (self if unmatched)
+  std::vector<std::int32_t> match_;  // at each bracket: its partner (itself if unmatched)
   std::vector<std::uint8_t> class_;  // per code position: CharClass; kEndClass at size()
+  std::vector<std::int32_t> bracket_pos_;    // compile scratch: bracket positions
   std::vector<std::int32_t> bracket_stack_;  // compile scratch
 };
 
