@@ -220,6 +220,13 @@ TEST(BfMachine, FastPathsStopOnExactlyTheLimitStep) {
       {"++[>++[>++<-]<-]>>.", {}},           // nested loops, finite
       {"-[>-[-.]<-]", {}},                   // long nested loops with output
       {"+[>,.<]", {9, 8}},                   // state repeats after EOF
+      {"+[>[]-]", {}},                       // repeats shifted right, nested loop
+      {"+[>[-]+.]", {}},                     // the same, with output
+      {"+++[-.]", {}},                       // output progression
+      {"+[>+.<-.]", {}},                     // output at two offsets
+      {"+[<.+]", {}},                        // clamped, neutral, with output
+      {",[.-]", {200}},                      // long output progression
+      {"-[>+<-.]>.", {}},                    // long closed form with output
   };
   for (const auto& [code, input] : programs) {
     const std::int64_t natural =
