@@ -10,13 +10,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "bench/bf_bench.h"
@@ -92,8 +91,7 @@ std::optional<std::int64_t> parse_max_steps(const std::string& text) {
 
 std::int64_t json_int(const Json& j, const char* key) {
   if (!j.is_number_integer()) throw UsageError(std::string("\"") + key + "\" must be an integer");
-  if (j.is_number_unsigned() &&
-      j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
     throw UsageError(std::string("\"") + key + "\" is out of range");
   }
   return j.get<std::int64_t>();
@@ -171,16 +169,15 @@ void print_line(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
 // CLI11 reads an argument such as "-." or "-[+]" as an unknown short option. Commands that
 // take CODE allow extras and accept one such argument as the program; anything else left
 // over is an error.
-void take_code_from_extras(const CLI::App& cmd, const CLI::Option& code_option,
-                           std::string& code) {
+void take_code_from_extras(const CLI::App& cmd, const CLI::Option& code_option, std::string& code) {
   std::vector<std::string> extras = cmd.remaining();
   extras.erase(std::remove(extras.begin(), extras.end(), "--"), extras.end());
   if (extras.empty()) return;
   const std::string& first = extras[0];
   const bool option_like =
-      first.size() > 1 && first[0] == '-' && (std::isalpha(static_cast<unsigned char>(first[1])) ||
-                                              (first[1] == '-' && first.size() > 2 &&
-                                               std::isalpha(static_cast<unsigned char>(first[2]))));
+      first.size() > 1 && first[0] == '-' &&
+      (std::isalpha(static_cast<unsigned char>(first[1])) ||
+       (first[1] == '-' && first.size() > 2 && std::isalpha(static_cast<unsigned char>(first[2]))));
   if (extras.size() == 1 && code_option.count() == 0 && !option_like) {
     code = first;
     return;
@@ -211,8 +208,8 @@ Json run_request(const Json& req, double timeout_s) {
   if (req.contains("base")) options.base = json_int(req.at("base"), "base");
   if (req.contains("max_steps")) {
     const Json& m = req.at("max_steps");
-    options.max_steps = m.is_null() ? std::nullopt
-                                    : std::optional<std::int64_t>(json_int(m, "max_steps"));
+    options.max_steps =
+        m.is_null() ? std::nullopt : std::optional<std::int64_t>(json_int(m, "max_steps"));
   }
   if (req.contains("require_correct_syntax")) {
     options.require_correct_syntax =
@@ -226,14 +223,14 @@ Json run_request(const Json& req, double timeout_s) {
 
 void add_run(CLI::App& bf) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* run = bf.add_subcommand("run", "Run one BF program (or a --jsonl stream) and print "
-                                           "output, success, failure_reason, steps, memory");
-  CLI::Option* code = run->add_option("code", args->code,
-                                      "Program text, or @FILE to read it from a file");
+  CLI::App* run = bf.add_subcommand("run",
+                                    "Run one BF program (or a --jsonl stream) and print "
+                                    "output, success, failure_reason, steps, memory");
+  CLI::Option* code =
+      run->add_option("code", args->code, "Program text, or @FILE to read it from a file");
   run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
   run->add_option("--base", args->base, "Cell modulus")->capture_default_str();
-  run->add_option("--max-steps", args->max_steps, "Step limit, or 'none'")
-      ->capture_default_str();
+  run->add_option("--max-steps", args->max_steps, "Step limit, or 'none'")->capture_default_str();
   run->add_flag("--require-correct-syntax", args->require_correct_syntax,
                 "Fail with syntax-error on unmatched brackets");
   run->add_option("--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)")
@@ -277,8 +274,7 @@ class ScorerCache {
     const auto key = std::make_pair(task, variant);
     auto it = scorers_.find(key);
     if (it == scorers_.end()) {
-      it = scorers_.emplace(key, std::make_unique<bf::Scorer>(bf::make_task(task, variant)))
-               .first;
+      it = scorers_.emplace(key, std::make_unique<bf::Scorer>(bf::make_task(task, variant))).first;
     }
     return *it->second;
   }
@@ -289,8 +285,8 @@ class ScorerCache {
 
 void add_score(CLI::App& bf) {
   auto args = std::make_shared<ScoreArgs>();
-  CLI::App* score = bf.add_subcommand(
-      "score", "Score a program on a task: total_reward, correct, reason");
+  CLI::App* score =
+      bf.add_subcommand("score", "Score a program on a task: total_reward, correct, reason");
   score->add_option("--task", args->task, "Task name (see `ringrl bf tasks`)");
   score->add_option("--variant", args->variant, "paper | simplify")->capture_default_str();
   CLI::Option* code = score->add_option("code", args->code, "Program text, or @FILE");
@@ -327,8 +323,9 @@ void add_score(CLI::App& bf) {
 void add_cases(CLI::App& bf) {
   auto task = std::make_shared<std::string>();
   auto variant = std::make_shared<std::string>("paper");
-  CLI::App* cases = bf.add_subcommand("cases", "Print a task's test cases as JSON "
-                                               "[[input, output], ...] in scoring order");
+  CLI::App* cases = bf.add_subcommand("cases",
+                                      "Print a task's test cases as JSON "
+                                      "[[input, output], ...] in scoring order");
   cases->add_option("--task", *task, "Task name")->required();
   cases->add_option("--variant", *variant, "paper | simplify (cases are the same)")
       ->capture_default_str();
@@ -348,13 +345,15 @@ void add_tasks(CLI::App& bf) {
   tasks->callback([json] {
     for (const bf::TaskInfo& t : bf::task_table()) {
       if (*json) {
-        print_line(Json{{"name", std::string(t.name)}, {"base", t.base},
-                        {"cases", t.num_cases}, {"paper", t.paper},
+        print_line(Json{{"name", std::string(t.name)},
+                        {"base", t.base},
+                        {"cases", t.num_cases},
+                        {"paper", t.paper},
                         {"description", std::string(t.description)}});
       } else {
         std::printf("%-19s base %3lld  %3zu cases  %s%s\n", std::string(t.name).c_str(),
-                    static_cast<long long>(t.base), t.num_cases,
-                    std::string(t.description).c_str(), t.paper ? "" : "  [not in paper]");
+                    static_cast<long long>(t.base), t.num_cases, std::string(t.description).c_str(),
+                    t.paper ? "" : "  [not in paper]");
       }
     }
   });
@@ -365,9 +364,10 @@ void add_tasks(CLI::App& bf) {
 void add_bench(CLI::App& bench) {
   auto options = std::make_shared<bench::BfBenchOptions>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = bench.add_subcommand(
-      "bf", "Random 100-token programs scored per second on one core, and raw BF "
-            "instructions per second on long-running programs");
+  CLI::App* cmd =
+      bench.add_subcommand("bf",
+                           "Random 100-token programs scored per second on one core, and raw BF "
+                           "instructions per second on long-running programs");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->add_option("--task", options->task, "Task to score on")->capture_default_str();
   cmd->add_option("--programs", options->programs, "Random programs to score")
@@ -406,10 +406,10 @@ void add_bench(CLI::App& bench) {
     std::printf("bf long-running programs: %.3g instructions/s fast, %.3g plain\n",
                 r.instructions_per_s, r.plain_instructions_per_s);
     if (r.baseline_programs_per_s) {
-      std::printf("python reference: %.0f programs/s; C++ on the same programs %.0f/s; "
-                  "speed-up %.0fx; %zu reward mismatches\n",
-                  *r.baseline_programs_per_s, *r.subset_programs_per_s, *r.speedup,
-                  *r.baseline_mismatches);
+      std::printf(
+          "python reference: %.0f programs/s; C++ on the same programs %.0f/s; "
+          "speed-up %.0fx; %zu reward mismatches\n",
+          *r.baseline_programs_per_s, *r.subset_programs_per_s, *r.speedup, *r.baseline_mismatches);
     }
   });
 }

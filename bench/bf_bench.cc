@@ -5,13 +5,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "envs/bf/machine.h"
 #include "envs/bf/scorer.h"
@@ -36,12 +35,12 @@ constexpr double kOriginalTimeoutS = 0.1;     // the original scorer's per-case 
 
 // Programs that finish on any 0-free input and run super-linearly on long ones.
 constexpr std::string_view kLongPrograms[] = {
-    ">,[>,]<[.[-]<[<]>.[-]>[>]<]",                                       // riffle
-    ">>+>,[[<]>+[>],]<[<]>-[-[-<<+>]<[>]>]<<[->+<]>[[>]>.,<+[<]>-].",    // echo-half
-    ">,[>,]<<[[>]<[,<[<]>,>[>]][>]<<]>.",                                // middle-char
-    ">+>,[[<]>+[>],]<[<]>-.",                                            // length
-    ">,.[>,.]<[.<].>[.>].",                                              // copy-reverse
-    ",>>+<<[>>[-<+>]<[->+<<.>]>+<<,].",                                  // cascade
+    ">,[>,]<[.[-]<[<]>.[-]>[>]<]",                                     // riffle
+    ">>+>,[[<]>+[>],]<[<]>-[-[-<<+>]<[>]>]<<[->+<]>[[>]>.,<+[<]>-].",  // echo-half
+    ">,[>,]<<[[>]<[,<[<]>,>[>]][>]<<]>.",                              // middle-char
+    ">+>,[[<]>+[>],]<[<]>-.",                                          // length
+    ">,.[>,.]<[.<].>[.>].",                                            // copy-reverse
+    ",>>+<<[>>[-<+>]<[->+<<.>]>+<<,].",                                // cascade
 };
 
 double seconds_since(double start) { return thread_cpu_seconds() - start; }
@@ -115,8 +114,8 @@ std::string default_reference_script() {
   // This file is <root>/bench/bf_bench.cc; the script is <root>/scripts/bf_reference.py.
   std::string here = __FILE__;
   const std::size_t slash = here.rfind('/');
-  const std::size_t parent = slash == std::string::npos ? std::string::npos
-                                                        : here.rfind('/', slash - 1);
+  const std::size_t parent =
+      slash == std::string::npos ? std::string::npos : here.rfind('/', slash - 1);
   const std::string root = parent == std::string::npos ? "." : here.substr(0, parent);
   return root + "/scripts/bf_reference.py";
 }
@@ -202,10 +201,9 @@ BfBenchReport run_bf_bench(const BfBenchOptions& options) {
   BfBenchReport report;
   const ScoreTiming all = time_scorer(scorer, programs, programs.size());
   report.programs_per_s = all.programs_per_s;
-  report.step_limited_fraction =
-      programs.empty() ? 0.0
-                       : static_cast<double>(all.step_limited) /
-                             static_cast<double>(programs.size());
+  report.step_limited_fraction = programs.empty() ? 0.0
+                                                  : static_cast<double>(all.step_limited) /
+                                                        static_cast<double>(programs.size());
   report.instructions_per_s = time_long_programs(bf::Engine::kFast, &report.instructions);
   std::int64_t plain_steps = 0;
   report.plain_instructions_per_s = time_long_programs(bf::Engine::kPlain, &plain_steps);

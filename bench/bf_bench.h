@@ -18,26 +18,26 @@ namespace ringrl::bench {
 
 struct BfBenchOptions {
   std::string task = "reverse";
-  std::size_t programs = 200000;        // random programs scored by the C++ scorer
-  std::size_t program_length = 100;     // tokens per program (the paper's T)
-  std::uint64_t seed = 2018;            // program generator seed
-  bool baseline = false;                // also time the Python reference scorer
-  std::size_t baseline_programs = 1000; // programs given to the Python reference
+  std::size_t programs = 200000;         // random programs scored by the C++ scorer
+  std::size_t program_length = 100;      // tokens per program (the paper's T)
+  std::uint64_t seed = 2018;             // program generator seed
+  bool baseline = false;                 // also time the Python reference scorer
+  std::size_t baseline_programs = 1000;  // programs given to the Python reference
   std::string python = "python3";
-  std::string reference_script;         // empty: scripts/bf_reference.py of this source tree
+  std::string reference_script;  // empty: scripts/bf_reference.py of this source tree
 };
 
 struct BfBenchReport {
-  double programs_per_s = 0;           // C++ scorer, all `programs`
-  double step_limited_fraction = 0;    // share of programs that failed on the step limit
-  double instructions_per_s = 0;       // fast engine, long-running programs
-  double plain_instructions_per_s = 0; // plain engine, same programs
-  std::int64_t instructions = 0;       // BF steps in one pass over the long-running set
+  double programs_per_s = 0;            // C++ scorer, all `programs`
+  double step_limited_fraction = 0;     // share of programs that failed on the step limit
+  double instructions_per_s = 0;        // fast engine, long-running programs
+  double plain_instructions_per_s = 0;  // plain engine, same programs
+  std::int64_t instructions = 0;        // BF steps in one pass over the long-running set
   // Only with `baseline`:
-  std::optional<double> baseline_programs_per_s;  // Python reference, first N programs
-  std::optional<double> subset_programs_per_s;    // C++ scorer, the same N programs
-  std::optional<double> speedup;                  // subset / baseline
-  std::optional<std::size_t> baseline_mismatches; // programs whose reward/reason differ
+  std::optional<double> baseline_programs_per_s;   // Python reference, first N programs
+  std::optional<double> subset_programs_per_s;     // C++ scorer, the same N programs
+  std::optional<double> speedup;                   // subset / baseline
+  std::optional<std::size_t> baseline_mismatches;  // programs whose reward/reason differ
 };
 
 /// Runs the benchmark. Throws UsageError for a bad task name, std::runtime_error when the

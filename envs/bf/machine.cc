@@ -38,7 +38,7 @@ constexpr std::size_t kInitialTapeCells = 1024;
 // stream; shorter runs never pay for compiling it.
 constexpr std::int64_t kCompileAfterSteps = 400;
 
-constexpr std::uint8_t kLastBlockClass = detail::kLeft;  // classes 0..4 join blocks
+constexpr std::uint8_t kLastBlockClass = detail::kLeft;              // classes 0..4 join blocks
 constexpr std::int32_t kMoveOf[] = {0, 0, 0, 1, -1, 0, 0, 0, 0, 0};  // pointer change
 constexpr std::int64_t kAddOf[] = {0, 1, -1, 0, 0, 0, 0, 0, 0, 0};   // cell change
 constexpr std::size_t kNumChars = 256;
@@ -170,8 +170,8 @@ void Program::compile(std::string_view code, std::int64_t base) {
     const std::uint8_t c = kClasses.of[static_cast<unsigned char>(text[i])];
     cls[i] = c;
     brackets[num_brackets] = i;
-    num_brackets += static_cast<std::int32_t>(c == detail::kOpenBracket ||
-                                              c == detail::kCloseBracket);
+    num_brackets +=
+        static_cast<std::int32_t>(c == detail::kOpenBracket || c == detail::kCloseBracket);
   }
   cls[n] = detail::kEndClass;
   // Bracket table over the brackets only, with a stack and again without data-dependent
@@ -260,8 +260,7 @@ bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int3
 }
 
 void detail::OpStream::flush_block(std::int64_t base, std::int32_t cost, std::int32_t start,
-                                   std::int32_t pos, std::int32_t min_pos,
-                                   std::int32_t max_pos) {
+                                   std::int32_t pos, std::int32_t min_pos, std::int32_t max_pos) {
   std::int64_t* acc = scratch_.acc.data() + scratch_.origin;  // indexed by offset
   Block& block = blocks.emplace_back();
   block.first_delta = static_cast<std::int32_t>(deltas.size());
@@ -332,8 +331,7 @@ void detail::OpStream::close_loop(const Program& program, std::int32_t position)
   }
   // Any other loop without nested loops: its one-iteration summary.
   Flat& flat = flats.emplace_back();
-  summarize_flat(program.code(), open_bracket.src + 1, position, program.base(), scratch_,
-                 &flat);
+  summarize_flat(program.code(), open_bracket.src + 1, position, program.base(), scratch_, &flat);
   ops[open].kind = OpKind::kFlatOpen;
   ops[close].kind = OpKind::kFlatClose;
   ops[close].cost = static_cast<std::int32_t>(flats.size()) - 1;
@@ -470,8 +468,8 @@ RunSummary Machine::run(std::string_view code, const std::vector<std::int64_t>& 
   return run(own_program_, input.data(), input.size());
 }
 
-RunSummary Machine::run(const Program& program, const std::int64_t* input,
-                        std::size_t input_size, const std::vector<std::int64_t>& init_memory) {
+RunSummary Machine::run(const Program& program, const std::int64_t* input, std::size_t input_size,
+                        const std::vector<std::int64_t>& init_memory) {
   if (program.base() != options_.base) {
     throw UsageError("bf: program compiled for base " + std::to_string(program.base()) +
                      ", machine runs base " + std::to_string(options_.base));
@@ -518,26 +516,17 @@ RunSummary Machine::run_plain(const Program& program, std::size_t ip) {
       case '<':
         if (dp > 0) --dp;
         break;
-      case '+':
-        cell = cell < base - 1 ? cell + 1 : 0;
-        break;
-      case '-':
-        cell = cell > 0 ? cell - 1 : base - 1;
-        break;
+      case '+': cell = cell < base - 1 ? cell + 1 : 0; break;
+      case '-': cell = cell > 0 ? cell - 1 : base - 1; break;
       case '[':
         if (cell == 0) ip = static_cast<std::size_t>(match[ip]);
         break;
       case ']':
         if (cell != 0) ip = static_cast<std::size_t>(match[ip]);
         break;
-      case '.':
-        output_.push_back(cell);
-        break;
-      case ',':
-        cell = input_pos_ < input_size_ ? input_[input_pos_++] : 0;
-        break;
-      default:
-        break;
+      case '.': output_.push_back(cell); break;
+      case ',': cell = input_pos_ < input_size_ ? input_[input_pos_++] : 0; break;
+      default: break;
     }
     ++ip;
     ++steps;
@@ -559,8 +548,7 @@ RunSummary Machine::run_plain(const Program& program, std::size_t ip) {
   return result;
 }
 
-bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps,
-                      std::int64_t& low) {
+bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps, std::int64_t& low) {
   if (point == snap_point_ && input_pos_ == snap_input_pos_) {
     const std::int64_t* now = tape_.data();
     const std::int64_t* then = snap_tape_.data();
@@ -598,8 +586,8 @@ bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps,
   return false;
 }
 
-std::int64_t Machine::simulate_iteration(const Program& program, const Flat& flat,
-                                        std::int64_t dp, std::int64_t* top) {
+std::int64_t Machine::simulate_iteration(const Program& program, const Flat& flat, std::int64_t dp,
+                                         std::int64_t* top) {
   const char* code = program.code_.data() + flat.body_src;
   const std::int64_t base = options_.base;
   const auto need = static_cast<std::size_t>(dp + flat.body_len + 1);
@@ -617,7 +605,9 @@ std::int64_t Machine::simulate_iteration(const Program& program, const Flat& fla
   for (std::int32_t k = 0; k < flat.body_len; ++k) {
     switch (code[k]) {
       case '>': high = std::max(high, ++pos); break;
-      case '<': if (pos > 0) --pos; break;
+      case '<':
+        if (pos > 0) --pos;
+        break;
       case '+': add(1 % base); break;
       case '-': add(base - 1); break;
       case ',':
@@ -625,7 +615,9 @@ std::int64_t Machine::simulate_iteration(const Program& program, const Flat& fla
         clamp_set_[static_cast<std::size_t>(pos)] = 1;
         clamp_touched_.push_back(pos);
         break;
-      case '.': clamp_out_.push_back(PendingOutput{pos, clamp_acc_[static_cast<std::size_t>(pos)]}); break;
+      case '.':
+        clamp_out_.push_back(PendingOutput{pos, clamp_acc_[static_cast<std::size_t>(pos)]});
+        break;
       default: break;
     }
   }
@@ -643,8 +635,8 @@ void Machine::clear_clamp_scratch() {
 }
 
 Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Flat& f,
-                                               std::int64_t dp, std::int64_t* steps,
-                                               std::int64_t* low) {
+                                                std::int64_t dp, std::int64_t* steps,
+                                                std::int64_t* low) {
   std::int64_t top = 0;
   if (simulate_iteration(program, f, dp, &top) != dp) {
     clear_clamp_scratch();
@@ -713,8 +705,8 @@ Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, 
     const bool neutral = simulate_iteration(program, f, dp, &top) == dp;
     const auto at = static_cast<std::size_t>(dp);
     std::int64_t n = 1;
-    const bool finite = clamp_set_[at] != 0 ? clamp_acc_[at] == 0
-                                            : iterations_to_zero(clamp_acc_[at], v, base, &n);
+    const bool finite =
+        clamp_set_[at] != 0 ? clamp_acc_[at] == 0 : iterations_to_zero(clamp_acc_[at], v, base, &n);
     clear_clamp_scratch();
     if (!neutral) return LoopVerdict::kKeep;
     return finite && n <= room / f.iter_cost ? LoopVerdict::kEnds : LoopVerdict::kNever;
@@ -737,9 +729,8 @@ Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, 
 
 RunSummary Machine::run_source(const Program& program, std::int64_t switch_at) {
   static_assert(detail::kEndClass == 9, "dispatch table follows CharClass");
-  static const void* const kDispatch[] = {&&c_foreign, &&c_plus,  &&c_minus, &&c_right,
-                                          &&c_left,    &&c_open,  &&c_close, &&c_dot,
-                                          &&c_comma,   &&c_end};
+  static const void* const kDispatch[] = {&&c_foreign, &&c_plus,  &&c_minus, &&c_right, &&c_left,
+                                          &&c_open,    &&c_close, &&c_dot,   &&c_comma, &&c_end};
 #define RINGRL_BF_DISPATCH() goto* kDispatch[cls[ip]]
 #define RINGRL_BF_STEP()                 \
   do {                                   \
@@ -830,7 +821,10 @@ c_close:
           switch (check_flat(program, summary_, dp, steps)) {
             case LoopVerdict::kKeep: break;
             case LoopVerdict::kDone: pending_open_ = -1; break;
-            case LoopVerdict::kEnds: pending_open_ = -1; ends_open = open; break;
+            case LoopVerdict::kEnds:
+              pending_open_ = -1;
+              ends_open = open;
+              break;
             case LoopVerdict::kNever: return step_limit_verdict();
           }
         }
@@ -882,10 +876,9 @@ c_end:
 
 RunSummary Machine::run_fast(const Program& program, std::int32_t pc) {
   static_assert(static_cast<int>(OpKind::kEnd) == 9, "dispatch table follows OpKind");
-  static const void* const kDispatch[] = {&&op_block,      &&op_open,  &&op_loop,
-                                          &&op_scan,       &&op_flat_open, &&op_close,
-                                          &&op_flat_close, &&op_out,   &&op_in,
-                                          &&op_end};
+  static const void* const kDispatch[] = {&&op_block,     &&op_open,  &&op_loop,       &&op_scan,
+                                          &&op_flat_open, &&op_close, &&op_flat_close, &&op_out,
+                                          &&op_in,        &&op_end};
 #define RINGRL_BF_NEXT() goto* kDispatch[static_cast<std::size_t>(ops[pc].kind)]
 
   const Op* ops = stream_.ops.data();
@@ -928,7 +921,9 @@ op_block: {
     for (std::int32_t k = op.src, end = op.src + op.cost; k < end; ++k) {
       switch (code[k]) {
         case '>': ensure_cell(++dp); break;
-        case '<': if (dp > 0) --dp; break;
+        case '<':
+          if (dp > 0) --dp;
+          break;
         case '+': tape[dp] = add_in_range(tape[dp], 1 % base, base); break;
         case '-': tape[dp] = add_in_range(tape[dp], base - 1, base); break;
         default: break;
@@ -1089,7 +1084,10 @@ op_flat_close: {
     switch (check_flat(program, f, dp, steps)) {
       case LoopVerdict::kKeep: break;
       case LoopVerdict::kDone: flat_pending_ = false; break;
-      case LoopVerdict::kEnds: flat_pending_ = false; flat_ends = true; break;
+      case LoopVerdict::kEnds:
+        flat_pending_ = false;
+        flat_ends = true;
+        break;
       case LoopVerdict::kNever: return step_limit_verdict();
     }
   }

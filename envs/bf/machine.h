@@ -67,7 +67,16 @@ namespace detail {
 
 // Character classes of BF code; kEndClass marks the position past the last character.
 enum CharClass : std::uint8_t {
-  kForeign, kPlus, kMinus, kRight, kLeft, kOpenBracket, kCloseBracket, kDot, kComma, kEndClass,
+  kForeign,
+  kPlus,
+  kMinus,
+  kRight,
+  kLeft,
+  kOpenBracket,
+  kCloseBracket,
+  kDot,
+  kComma,
+  kEndClass,
 };
 
 // One fused operation of the compiled stream (see docs/bf.md).
@@ -146,8 +155,8 @@ struct OffsetScratch {
 
 /// Summarises the loop body code[begin, end). False if it contains a bracket (a nested
 /// loop). Requires `scratch` fitted to the code's size.
-bool summarize_flat(std::string_view code, std::int32_t begin, std::int32_t end,
-                    std::int64_t base, OffsetScratch& scratch, Flat* flat);
+bool summarize_flat(std::string_view code, std::int32_t begin, std::int32_t end, std::int64_t base,
+                    OffsetScratch& scratch, Flat* flat);
 
 // The fused op stream of one program, built on demand by the Machine that runs it.
 struct OpStream {
@@ -210,8 +219,8 @@ class Program {
   std::int64_t base_ = kDefaultBase;
   bool syntax_ok_ = true;
   std::uint64_t id_ = 0;
-  std::vector<std::int32_t> match_;  // at each bracket: its partner (itself if unmatched)
-  std::vector<std::uint8_t> class_;  // per code position: CharClass; kEndClass at size()
+  std::vector<std::int32_t> match_;          // at each bracket: its partner (itself if unmatched)
+  std::vector<std::uint8_t> class_;          // per code position: CharClass; kEndClass at size()
   std::vector<std::int32_t> bracket_pos_;    // compile scratch: bracket positions
   std::vector<std::int32_t> bracket_stack_;  // compile scratch
 };
@@ -273,14 +282,14 @@ class Machine {
   // if one iteration from dp returns to dp (with clamping at the left edge), every later
   // iteration repeats it, so the iterations are solved in closed form; each '.' prints an
   // arithmetic progression mod base. May grow the tape.
-  ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat,
-                                std::int64_t dp, std::int64_t* steps, std::int64_t* low);
+  ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat, std::int64_t dp,
+                                std::int64_t* steps, std::int64_t* low);
   // Simulates one iteration of a flat loop's body from `dp`, clamping at the left edge as
   // the original does (',' read as EOF). Leaves the per-cell changes in clamp_acc_ /
   // clamp_set_ / clamp_touched_ and the '.'s in clamp_out_ (the caller clears them), sets
   // *top to the highest cell reached and returns the pointer position after the iteration.
-  std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat,
-                                  std::int64_t dp, std::int64_t* top);
+  std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat, std::int64_t dp,
+                                  std::int64_t* top);
   void clear_clamp_scratch();
   void grow_tape(std::int64_t index);
   bool timed_out() const;

@@ -6,14 +6,14 @@ namespace ringrl::bf {
 namespace {
 
 // MT19937 parameters (Matsumoto & Nishimura reference implementation).
-constexpr int kShiftPeriod = 397;                     // M
-constexpr std::uint32_t kMatrixA = 0x9908b0dfU;       // twist matrix constant
-constexpr std::uint32_t kUpperMask = 0x80000000U;     // most significant bit
-constexpr std::uint32_t kLowerMask = 0x7fffffffU;     // the other 31 bits
+constexpr int kShiftPeriod = 397;                  // M
+constexpr std::uint32_t kMatrixA = 0x9908b0dfU;    // twist matrix constant
+constexpr std::uint32_t kUpperMask = 0x80000000U;  // most significant bit
+constexpr std::uint32_t kLowerMask = 0x7fffffffU;  // the other 31 bits
 constexpr std::uint32_t kInitMultiplier = 1812433253U;
 constexpr std::uint32_t kArrayMixA = 1664525U;
 constexpr std::uint32_t kArrayMixB = 1566083941U;
-constexpr std::uint32_t kArraySeed = 19650218U;       // init_genrand seed used by init_by_array
+constexpr std::uint32_t kArraySeed = 19650218U;  // init_genrand seed used by init_by_array
 constexpr std::uint32_t kTemperB = 0x9d2c5680U;
 constexpr std::uint32_t kTemperC = 0xefc60000U;
 
@@ -24,9 +24,9 @@ constexpr double kTwoPow26 = 67108864.0;
 constexpr double kTwoPowMinus53 = 1.0 / 9007199254740992.0;
 
 // CPython 2.7 set table.
-constexpr std::size_t kSetMinSize = 8;     // PySet_MINSIZE
-constexpr int kPerturbShift = 5;           // PERTURB_SHIFT
-constexpr std::size_t kGrowthFactor = 4;   // resize to used * 4 (small sets)
+constexpr std::size_t kSetMinSize = 8;    // PySet_MINSIZE
+constexpr int kPerturbShift = 5;          // PERTURB_SHIFT
+constexpr std::size_t kGrowthFactor = 4;  // resize to used * 4 (small sets)
 constexpr std::uint64_t kEmptySlot = ~std::uint64_t{0};
 
 constexpr int kBitsPerKeyWord = 32;
@@ -58,8 +58,8 @@ void Mt19937::init_by_array(const std::vector<std::uint32_t>& key) noexcept {
     if (j >= key_length) j = 0;
   }
   for (int k = kStateSize - 1; k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixB)) -
-             static_cast<std::uint32_t>(i);
+    mt_[i] =
+        (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixB)) - static_cast<std::uint32_t>(i);
     ++i;
     if (i >= kStateSize) {
       mt_[0] = mt_[kStateSize - 1];
@@ -90,8 +90,8 @@ std::uint32_t Mt19937::next_u32() noexcept {
 
 std::vector<std::uint32_t> Py2Random::seed_key(std::int64_t seed) {
   // |seed| split into 32-bit words, least significant first; 0 gives the key [0].
-  std::uint64_t magnitude = seed < 0 ? 0 - static_cast<std::uint64_t>(seed)
-                                     : static_cast<std::uint64_t>(seed);
+  std::uint64_t magnitude =
+      seed < 0 ? 0 - static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(seed);
   std::vector<std::uint32_t> key;
   do {
     key.push_back(static_cast<std::uint32_t>(magnitude));

@@ -35,10 +35,9 @@ double absolute_distance_reward(const std::int64_t* pred, std::size_t pred_size,
 double code_length_factor(std::size_t code_length, std::int64_t min_code_length,
                           std::int64_t max_code_length) noexcept {
   if (min_code_length == max_code_length) return 1.0;
-  const double time_penalty =
-      max_code_length > min_code_length
-          ? 1.0 / static_cast<double>(max_code_length - min_code_length)
-          : 0.0;
+  const double time_penalty = max_code_length > min_code_length
+                                  ? 1.0 / static_cast<double>(max_code_length - min_code_length)
+                                  : 0.0;
   const double excess =
       static_cast<double>(static_cast<std::int64_t>(code_length) - min_code_length);
   return std::clamp(1.0 - time_penalty * excess, 0.0, 1.0);

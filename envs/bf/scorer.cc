@@ -88,8 +88,8 @@ Scorer::Scorer(Task task, const ScoreOptions& options)
 
 ScoreResult Scorer::score(std::string_view code) {
   program_.compile(code, task_.base);
-  const double length_factor = code_length_factor(code.size(), options_.min_code_length(),
-                                                  options_.max_code_length);
+  const double length_factor =
+      code_length_factor(code.size(), options_.min_code_length(), options_.max_code_length);
   double reward = 0.0;
   ScoreReason reason = ScoreReason::kCorrect;
   for (const TestCase& c : task_.cases) {

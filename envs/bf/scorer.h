@@ -38,12 +38,12 @@ std::string_view to_string(Variant variant) noexcept;
 
 /// Scoring settings; the defaults are the paper's evaluation settings (spec §4.1, §6.2).
 struct ScoreOptions {
-  std::int64_t max_code_length = 100;     // timestep_limit T
-  bool require_correct_syntax = false;    // env.correct_syntax
-  bool do_code_simplification = false;    // true: min_code_length = 0
+  std::int64_t max_code_length = 100;   // timestep_limit T
+  bool require_correct_syntax = false;  // env.correct_syntax
+  bool do_code_simplification = false;  // true: min_code_length = 0
   double correct_bonus = 2.0;
   double code_length_bonus = 1.0;
-  double failure_reward = -2.0;           // replaces R when a case fails to run
+  double failure_reward = -2.0;  // replaces R when a case fails to run
   std::int64_t max_execution_steps = 5000;
   double timeout_s = 0.0;  // per case; the original uses 0.1 s, <= 0 disables (deterministic)
 

@@ -1,13 +1,13 @@
 // Helpers shared by the envs/bf tests: random programs and an engine-by-engine comparison.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "envs/bf/machine.h"
 
@@ -27,7 +27,8 @@ inline std::string random_program(std::mt19937_64& rng, std::size_t length,
 inline std::vector<std::int64_t> random_input(std::mt19937_64& rng, std::size_t max_length,
                                               std::int64_t bound) {
   std::vector<std::int64_t> input(rng() % (max_length + 1));
-  for (std::int64_t& v : input) v = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(bound));
+  for (std::int64_t& v : input)
+    v = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(bound));
   return input;
 }
 

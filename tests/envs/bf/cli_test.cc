@@ -2,12 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "envs/bf/scorer.h"
 #include "tests/envs/bf/bf_test_util.h"
@@ -114,8 +113,8 @@ TEST(BfCli, JsonlAgreesWithSingleRuns) {
     }
     // Options first, then "--": a program may look like an option ("-x").
     singles.push_back("bf run --input " + shell_quote(input_arg) + " --base " +
-                      std::to_string(base) + " --max-steps " + std::to_string(max_steps) +
-                      " -- " + shell_quote(code));
+                      std::to_string(base) + " --max-steps " + std::to_string(max_steps) + " -- " +
+                      shell_quote(code));
   }
   const std::vector<json> batch = json_lines(run_ringrl("bf run --jsonl", stream).out);
   ASSERT_EQ(batch.size(), static_cast<std::size_t>(kPrograms));
@@ -140,7 +139,8 @@ TEST(BfCli, ScoreJsonl) {
   const std::string input =
       "{\"task\":\"print-hello\",\"code\":\"++++++++.---.+++++++...\"}\n"
       "{\"task\":\"revers\",\"code\":\"+\"}\n"
-      "{\"task\":\"print-hello\",\"variant\":\"simplify\",\"code\":\"++++++++.---.+++++++..+++.\"}\n"
+      "{\"task\":\"print-hello\",\"variant\":\"simplify\",\"code\":\"++++++++.---.+++++++..+++.\"}"
+      "\n"
       "{\"task\":\"reverse\",\"variant\":\"other\",\"code\":\"+\"}\n";
   const auto r = run_ringrl("bf score --jsonl", input);
   ASSERT_EQ(r.status, 0) << r.err;

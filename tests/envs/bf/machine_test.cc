@@ -86,8 +86,8 @@ TEST(BfMachine, NonBfCharactersAreNoOpsThatCostAStep) {
 }
 
 TEST(BfMachine, JumpsLandOnTheMatchingBracketThenStepPastIt) {
-  EXPECT_EQ(run("[+]").steps, 1);              // '[' on 0 jumps to ']', then past it
-  EXPECT_EQ(run("++[-]").steps, 7);            // 2 + '[' + 2 * "-]"
+  EXPECT_EQ(run("[+]").steps, 1);    // '[' on 0 jumps to ']', then past it
+  EXPECT_EQ(run("++[-]").steps, 7);  // 2 + '[' + 2 * "-]"
   EXPECT_EQ(run("+[-]").memory, Cells{0});
   EXPECT_EQ(run("++[>+++<-]>.").output, Cells{6});
   EXPECT_EQ(run("++[>+++<-]>.").steps, 19);
@@ -204,29 +204,29 @@ TEST(BfMachine, ReusedMachineStartsEveryRunFresh) {
 // so the limit falls on every instruction of it at least once.
 TEST(BfMachine, FastPathsStopOnExactlyTheLimitStep) {
   const std::vector<std::pair<std::string, Cells>> programs = {
-      {"+++++[>++<-]>.", {}},                // closed-form loop
-      {"++>+++[<[-]>-]<.", {}},              // nested closed forms
-      {"+>+>+>+<<<[>]>.", {}},               // scan right
-      {"+>+>+>+[<]>.", {}},                  // scan left
-      {"+<<[<<+>]>.", {}},                   // clamped, pointer returns: closed form
-      {"+[<+].", {}},                        // clamped at cell 0
-      {"+[>+]", {}},                         // marches right forever
-      {"+[.+]", {}},                         // flat loop with output
-      {",[.,]", {4, 3, 2, 1}},               // flat loop with input
-      {"+[,+]", {1, 2}},                     // input exhausted, then loops forever
-      {"+[>+<-+]", {}},                      // never ends: pointer-neutral, cell unchanged
-      {"+[[>+<-]>]", {}},                    // nested loops, marching
-      {"+[<]", {}},                          // clamps and repeats the state forever
-      {"++[>++[>++<-]<-]>>.", {}},           // nested loops, finite
-      {"-[>-[-.]<-]", {}},                   // long nested loops with output
-      {"+[>,.<]", {9, 8}},                   // state repeats after EOF
-      {"+[>[]-]", {}},                       // repeats shifted right, nested loop
-      {"+[>[-]+.]", {}},                     // the same, with output
-      {"+++[-.]", {}},                       // output progression
-      {"+[>+.<-.]", {}},                     // output at two offsets
-      {"+[<.+]", {}},                        // clamped, neutral, with output
-      {",[.-]", {200}},                      // long output progression
-      {"-[>+<-.]>.", {}},                    // long closed form with output
+      {"+++++[>++<-]>.", {}},       // closed-form loop
+      {"++>+++[<[-]>-]<.", {}},     // nested closed forms
+      {"+>+>+>+<<<[>]>.", {}},      // scan right
+      {"+>+>+>+[<]>.", {}},         // scan left
+      {"+<<[<<+>]>.", {}},          // clamped, pointer returns: closed form
+      {"+[<+].", {}},               // clamped at cell 0
+      {"+[>+]", {}},                // marches right forever
+      {"+[.+]", {}},                // flat loop with output
+      {",[.,]", {4, 3, 2, 1}},      // flat loop with input
+      {"+[,+]", {1, 2}},            // input exhausted, then loops forever
+      {"+[>+<-+]", {}},             // never ends: pointer-neutral, cell unchanged
+      {"+[[>+<-]>]", {}},           // nested loops, marching
+      {"+[<]", {}},                 // clamps and repeats the state forever
+      {"++[>++[>++<-]<-]>>.", {}},  // nested loops, finite
+      {"-[>-[-.]<-]", {}},          // long nested loops with output
+      {"+[>,.<]", {9, 8}},          // state repeats after EOF
+      {"+[>[]-]", {}},              // repeats shifted right, nested loop
+      {"+[>[-]+.]", {}},            // the same, with output
+      {"+++[-.]", {}},              // output progression
+      {"+[>+.<-.]", {}},            // output at two offsets
+      {"+[<.+]", {}},               // clamped, neutral, with output
+      {",[.-]", {200}},             // long output progression
+      {"-[>+<-.]>.", {}},           // long closed form with output
   };
   for (const auto& [code, input] : programs) {
     const std::int64_t natural =

@@ -4,12 +4,11 @@
 // Skipped when python3 is not installed.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "envs/bf/machine.h"
 #include "envs/bf/scorer.h"
@@ -54,7 +53,9 @@ TEST(BfReference, RunsAgreeWithThePythonInterpreter) {
     const std::string code =
         testing::random_program(rng, rng() % 100, alphabets[rng() % std::size(alphabets)]);
     const std::vector<std::int64_t> input = testing::random_input(rng, 6, o.base);
-    stream += json({{"code", code}, {"input", input}, {"base", o.base},
+    stream += json({{"code", code},
+                    {"input", input},
+                    {"base", o.base},
                     {"max_steps", *o.max_steps},
                     {"require_correct_syntax", o.require_correct_syntax}})
                   .dump() +

@@ -170,7 +170,7 @@ ScoreResult reference_score(const Task& task, const ScoreOptions& o, std::string
     if (!r.success) {
       reward = o.failure_reward;
       reason = r.reason == FailureReason::kStepLimit ? ScoreReason::kStepLimit
-                                                      : ScoreReason::kSyntaxError;
+                                                     : ScoreReason::kSyntaxError;
       break;
     }
     reward += absolute_distance_reward(r.output.data(), r.output.size(), c.output.data(),

@@ -17,18 +17,24 @@ namespace {
 
 using Cells = std::vector<std::int64_t>;
 
-const std::vector<std::string> kPaperTasks = {
-    "reverse",          "remove-char",     "count-char",      "add",
-    "bool-logic",       "print-hello",     "echo-twice",      "echo-thrice",
-    "copy-reverse",     "zero-cascade",    "cascade",         "shift-left",
-    "shift-right",      "riffle",          "unriffle",        "middle-char",
-    "remove-last",      "remove-last-two", "echo-alternating", "echo-half",
-    "length",           "echo-second-seq", "echo-nth-seq",    "substring",
-    "divide-2",         "dedup"};
+const std::vector<std::string> kPaperTasks = {"reverse",          "remove-char",
+                                              "count-char",       "add",
+                                              "bool-logic",       "print-hello",
+                                              "echo-twice",       "echo-thrice",
+                                              "copy-reverse",     "zero-cascade",
+                                              "cascade",          "shift-left",
+                                              "shift-right",      "riffle",
+                                              "unriffle",         "middle-char",
+                                              "remove-last",      "remove-last-two",
+                                              "echo-alternating", "echo-half",
+                                              "length",           "echo-second-seq",
+                                              "echo-nth-seq",     "substring",
+                                              "divide-2",         "dedup"};
 const std::vector<std::string> kOtherTasks = {
-    "print", "echo", "reverse-tune", "remove-char-tune", "prefix", "find", "sort3", "fib",
-    "count-down", "split", "trim-left", "circle-route", "multiply", "divmod",
-    "remove-target-char", "list-index"};
+    "print",     "echo",         "reverse-tune", "remove-char-tune", "prefix",
+    "find",      "sort3",        "fib",          "count-down",       "split",
+    "trim-left", "circle-route", "multiply",     "divmod",           "remove-target-char",
+    "list-index"};
 
 // Known-code tasks and their reference programs (spec §4.2).
 const std::map<std::string, std::string> kKnownCode = {
@@ -69,9 +75,9 @@ TEST(BfTasks, RegistryHoldsThe42TasksInOrder) {
 
 TEST(BfTasks, BasesIncludingTheClassAttributeQuirk) {
   const std::map<std::string, std::int64_t> bases = {
-      {"count-char", 27}, {"bool-logic", 2}, {"print-hello", 27}, {"echo", 27},
-      {"remove-char-tune", 27}, {"prefix", 27}, {"find", 27}, {"sort3", 27},
-      {"split", 256}, {"multiply", 256}, {"divmod", 256}, {"trim-left", 256},
+      {"count-char", 27},       {"bool-logic", 2}, {"print-hello", 27}, {"echo", 27},
+      {"remove-char-tune", 27}, {"prefix", 27},    {"find", 27},        {"sort3", 27},
+      {"split", 256},           {"multiply", 256}, {"divmod", 256},     {"trim-left", 256},
       {"circle-route", 256}};
   for (const TaskInfo& t : task_table()) {
     const auto it = bases.find(std::string(t.name));
@@ -134,8 +140,7 @@ TEST(BfTasks, SeededCasesMatchCPython27) {
   expect_case("multiply", 5, {4, 51}, {204});
   expect_case("divide-2", 0, {172}, {86});
   expect_case("echo-second-seq", 0, {49, 175, 243, 102, 0, 141, 0}, {141, 0});
-  expect_case("list-index", 0, {2, 175, 243, 102, 39, 141, 130, 176, 137, 245, 151, 124, 0},
-              {102});
+  expect_case("list-index", 0, {2, 175, 243, 102, 39, 141, 130, 176, 137, 245, 151, 124, 0}, {102});
   expect_case("echo-nth-seq", 0, {1, 243, 102, 0, 0, 130, 176, 0, 245, 151, 0, 162, 0},
               {243, 102, 0});
   expect_case("remove-target-char", 0, {4, 176, 243, 0}, {176, 243, 0});
