@@ -227,7 +227,9 @@ void add_run(CLI::App& bf) {
                                     "Run one BF program (or a --jsonl stream) and print "
                                     "output, success, failure_reason, steps, memory");
   CLI::Option* code =
-      run->add_option("code", args->code, "Program text, or @FILE to read it from a file");
+      run->add_option("code", args->code,
+                      "Program text, or @FILE (its one trailing newline is dropped); put "
+                      "options first and `--` before a program that looks like an option");
   run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
   run->add_option("--base", args->base, "Cell modulus")->capture_default_str();
   run->add_option("--max-steps", args->max_steps, "Step limit, or 'none'")->capture_default_str();
