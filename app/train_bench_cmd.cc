@@ -20,6 +20,7 @@
 #include "common/runfiles/config.h"
 #include "common/weight_channel.h"
 #include "envs/bf/scorer.h"
+#include "learner/cuda_support.h"
 #include "learner/learner_bench.h"
 #include "learner/profile.h"
 #include "learner/pqt_trainer.h"
@@ -103,8 +104,13 @@ void run_profile(const ProfileCli& c) {
     }
   }
   profiler.write_chrome_trace(c.trace);
+  const std::string dev = learner.device();
+  const std::string dev_line =
+      dev.rfind("cuda", 0) == 0
+          ? learner::describe_cuda_device(dev.size() > 5 ? std::stoi(dev.substr(5)) : 0)
+          : (learner::built_with_cuda() ? "cpu (CUDA build, no device visible)" : "cpu (LibTorch without CUDA)");
   std::printf("profile learner: %d steps, mode %s, device %s, B=%d T=%d\n%s", c.steps,
-              learner::train_mode_name(learner.options().mode), learner.device().c_str(), learner.options().batch_size,
+              learner::train_mode_name(learner.options().mode), dev_line.c_str(), learner.options().batch_size,
               learner.options().max_len, profiler.summary_table().c_str());
   std::printf("trace: %s (open in Perfetto or chrome://tracing)\n", c.trace.c_str());
 }

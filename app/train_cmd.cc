@@ -19,6 +19,7 @@
 #include "app/train_bench_cmd.h"
 #include "common/errors.h"
 #include "common/runfiles/config.h"
+#include "envs/bf/scorer.h"
 
 namespace ringrl::app {
 namespace {
@@ -61,7 +62,8 @@ int run_train(const TrainCli& c) {
     cfg = resolve_pqt_config(c.config, c.mode, sets);
   }
   learner::PqtTrainOptions t = train_options_from(cfg);
-  (void)actor_options_from(cfg);  // the actors' half of the config must be valid too
+  const actors::PqtActorOptions actor_side = actor_options_from(cfg);  // must be valid too
+  (void)bf::make_task(actor_side.task, actor_side.score);  // unknown task: error before any file is written
   t.run_dir = run_dir;
   t.resume = c.resume;
   fs::create_directories(run_dir);
