@@ -27,8 +27,16 @@ int main(int argc, char** argv) {
 
   try {
     root.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return root.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::Success& e) {
+    return root.exit(e);  // --version
+  } catch (const CLI::ParseError& e) {
+    // Bad command line: one line naming the value and what was expected, status 2.
+    std::fprintf(stderr, "ringrl: error: %s (see --help)\n", e.what());
+    return 2;
   } catch (const ringrl::UsageError& e) {
     std::fprintf(stderr, "ringrl: error: %s\n", e.what());
     return 2;
