@@ -41,10 +41,10 @@ message(STATUS "ringrl: Torch ${Torch_VERSION}, torch_cuda target: ${RINGRL_HAVE
 # that links torch would then compile spdlog (built against Debian's fmt 9) with fmt 12 and
 # fail. A directory holding only a link to the system's fmt headers, searched before torch's,
 # keeps one fmt for all our code; torch's public headers do not include fmt.
+get_target_property(_fmt_inc fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+list(GET _fmt_inc 0 _fmt_inc)
 foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
-  if(EXISTS "${_dir}/fmt/core.h")
-    get_target_property(_fmt_inc fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
-    list(GET _fmt_inc 0 _fmt_inc)
+  if(EXISTS "${_dir}/fmt/core.h" AND NOT _dir STREQUAL _fmt_inc)
     set(RINGRL_FMT_FIRST_DIR "${CMAKE_BINARY_DIR}/fmt-first")
     file(MAKE_DIRECTORY "${RINGRL_FMT_FIRST_DIR}")
     file(CREATE_LINK "${_fmt_inc}/fmt" "${RINGRL_FMT_FIRST_DIR}/fmt" SYMBOLIC)
