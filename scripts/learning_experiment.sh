@@ -15,6 +15,7 @@ mkdir -p "$OUT"
 for task in $TASKS; do
   for mode in $MODES; do
     dir="$OUT/$mode/$task"
+    mkdir -p "$OUT/$mode"
     if [[ $mode == random ]]; then
       "$BIN" train random --task "$task" --max-npe "$BUDGET" --repetitions "$SEEDS" --run-dir "$dir" >/dev/null
     else
