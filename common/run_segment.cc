@@ -43,6 +43,7 @@ RunLayoutBlock compute_run_layout(const RunLayoutOptions& o) {
 
 RunSegment RunSegment::create(const std::string& run_id, const RunLayoutOptions& options) {
   const RunLayoutBlock l = compute_run_layout(options);
+  ShmSegment::reclaim_stale_segments();  // leftovers of crashed runs, whatever their run id
   ShmSegment seg = ShmSegment::create(segment_name(run_id), l.total_bytes, run_id);
   std::byte* base = seg.data();
   std::memcpy(base + sizeof(SegmentHeader), &l, sizeof l);

@@ -1,5 +1,6 @@
 #include "common/shm_segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,6 +24,8 @@ namespace {
 
 constexpr mode_t kSegmentMode = 0600;
 constexpr auto kReadyPoll = std::chrono::milliseconds(1);
+constexpr const char* kShmDir = "/dev/shm";
+constexpr time_t kHeaderlessGraceS = 10;  // a segment without a header this young may be mid-creation
 
 std::string shm_path(const std::string& name) { return "/" + name; }
 
@@ -76,6 +80,30 @@ bool ShmSegment::reclaim_if_stale(const std::string& name) {
                                  name, creator));
   if (shm_unlink(shm_path(name).c_str()) != 0 && errno != ENOENT) throw_errno("unlink of stale segment " + name);
   return true;
+}
+
+std::size_t ShmSegment::reclaim_stale_segments() {
+  const std::string prefix = fmt::format("ringrl-{}-", getuid());
+  DIR* dir = opendir(kShmDir);
+  if (dir == nullptr) return 0;
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(dir)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.emplace_back(e->d_name);
+  }
+  closedir(dir);
+  std::size_t removed = 0;
+  for (const std::string& name : names) {
+    const int fd = shm_open(shm_path(name).c_str(), O_RDONLY, 0);
+    if (fd < 0) continue;
+    struct stat st {};
+    SegmentHeader h{};
+    const bool have_header = fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= sizeof h &&
+                             pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h.magic == kSegmentMagic;
+    close(fd);
+    if (have_header ? process_alive(h.creator_pid) : time(nullptr) - st.st_mtime < kHeaderlessGraceS) continue;
+    if (shm_unlink(shm_path(name).c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 ShmSegment ShmSegment::create(const std::string& name, std::size_t total_bytes, std::string_view run_id) {

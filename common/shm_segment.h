@@ -66,6 +66,10 @@ class ShmSegment {
   /// Removes a leftover segment if its creator is dead; returns true when it removed one.
   /// Throws UsageError when the creator is alive.
   static bool reclaim_if_stale(const std::string& name);
+  /// Removes every leftover "ringrl-<uid>-*" segment of this user whose creator is dead
+  /// (a crashed or SIGKILLed run). Segments still being laid out are left alone. Returns how
+  /// many it removed. Called by the run segment's creator before it creates its own.
+  static std::size_t reclaim_stale_segments();
 
   ShmSegment(ShmSegment&& other) noexcept;
   ShmSegment& operator=(ShmSegment&& other) noexcept;

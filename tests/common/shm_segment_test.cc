@@ -147,6 +147,27 @@ TEST(ShmSegment, StaleSegmentOfADeadCreatorIsReclaimed) {
   EXPECT_EQ(s.header().creator_pid, getpid());
 }
 
+TEST(ShmSegment, NewRunSweepsLeftoversOfDeadCreatorsOnly) {
+  const std::string dead_id = unique_run_id("sweep-dead");
+  const std::string dead = segment_name(dead_id);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ShmSegment s = ShmSegment::create(dead, 4096, dead_id);
+    s.mark_ready();
+    _exit(0);  // leaves the segment behind
+  }
+  waitpid(child, nullptr, 0);
+  const std::string live_id = unique_run_id("sweep-live");
+  ShmSegment live = ShmSegment::create(segment_name(live_id), 4096, live_id);
+  live.mark_ready();
+  ASSERT_TRUE(shm_exists(dead));
+  RunLayoutOptions o;
+  RunSegment run = RunSegment::create(unique_run_id("sweeper"), o);  // a different run id
+  EXPECT_FALSE(shm_exists(dead)) << "the dead creator's segment was reclaimed";
+  EXPECT_TRUE(shm_exists(live.name())) << "a live run's segment is kept";
+}
+
 TEST(RunSegment, LayoutValidationNamesTheValue) {
   RunLayoutOptions o;
   o.num_actors = 0;
