@@ -25,7 +25,9 @@ namespace {
 constexpr mode_t kSegmentMode = 0600;
 constexpr auto kReadyPoll = std::chrono::milliseconds(1);
 constexpr const char* kShmDir = "/dev/shm";
-constexpr time_t kHeaderlessGraceS = 10;  // a segment without a header this young may be mid-creation
+// The sweep leaves young leftovers alone: a segment without a header may be mid-creation,
+// and a fresh one of a dead creator is reclaimed by a new run of the same id anyway.
+constexpr time_t kSweepMinAgeS = 60;
 
 std::string shm_path(const std::string& name) { return "/" + name; }
 
@@ -100,7 +102,7 @@ std::size_t ShmSegment::reclaim_stale_segments() {
     const bool have_header = fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= sizeof h &&
                              pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h.magic == kSegmentMagic;
     close(fd);
-    if (have_header ? process_alive(h.creator_pid) : time(nullptr) - st.st_mtime < kHeaderlessGraceS) continue;
+    if (time(nullptr) - st.st_mtime < kSweepMinAgeS || (have_header && process_alive(h.creator_pid))) continue;
     if (shm_unlink(shm_path(name).c_str()) == 0) ++removed;
   }
   return removed;

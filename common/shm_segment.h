@@ -67,7 +67,8 @@ class ShmSegment {
   /// Throws UsageError when the creator is alive.
   static bool reclaim_if_stale(const std::string& name);
   /// Removes every leftover "ringrl-<uid>-*" segment of this user whose creator is dead
-  /// (a crashed or SIGKILLed run). Segments still being laid out are left alone. Returns how
+  /// (a crashed or SIGKILLed run) and that is older than a minute (younger ones may be
+  /// mid-creation, and a new run of the same id reclaims them anyway). Returns how
   /// many it removed. Called by the run segment's creator before it creates its own.
   static std::size_t reclaim_stale_segments();
 

@@ -1,5 +1,6 @@
 #include "common/shm_segment.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -158,6 +159,9 @@ TEST(ShmSegment, NewRunSweepsLeftoversOfDeadCreatorsOnly) {
     _exit(0);  // leaves the segment behind
   }
   waitpid(child, nullptr, 0);
+  // Age it past the sweep's minimum age (an hour back).
+  const timespec old[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, ("/dev/shm/" + dead).c_str(), old, 0), 0);
   const std::string live_id = unique_run_id("sweep-live");
   ShmSegment live = ShmSegment::create(segment_name(live_id), 4096, live_id);
   live.mark_ready();
