@@ -165,6 +165,7 @@ TEST(ShmSegment, NewRunSweepsLeftoversOfDeadCreatorsOnly) {
   const std::string live_id = unique_run_id("sweep-live");
   ShmSegment live = ShmSegment::create(segment_name(live_id), 4096, live_id);
   live.mark_ready();
+  ASSERT_EQ(utimensat(AT_FDCWD, ("/dev/shm/" + live.name()).c_str(), old, 0), 0);  // old but alive
   ASSERT_TRUE(shm_exists(dead));
   RunLayoutOptions o;
   RunSegment run = RunSegment::create(unique_run_id("sweeper"), o);  // a different run id
