@@ -70,3 +70,16 @@ if(Torch_VERSION VERSION_GREATER_EQUAL 2.10)
   # translation units that use it. Everything else stays C++17 (CMAKE_CXX_STANDARD).
   message(STATUS "ringrl: torch translation units compile as C++20 (required by LibTorch ${Torch_VERSION})")
 endif()
+
+# The pip wheel's libtorch_cuda needs the wheel's own NCCL/NVSHMEM/cuDNN (found at run time
+# through its $ORIGIN runpath); at link time ld would pick older copies from the -rpath of
+# the CUDA toolkit instead, so every target linking torch points -rpath-link at the wheel's
+# nvidia/*/lib first.
+function(ringrl_torch_link_options target)
+  if(TORCH_INSTALL_PREFIX)
+    file(GLOB _libs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+    foreach(_dir IN LISTS _libs)
+      target_link_options(${target} INTERFACE "LINKER:-rpath-link,${_dir}")
+    endforeach()
+  endif()
+endfunction()
