@@ -67,9 +67,10 @@ learner::LearnerOptions learner_options_from(const nlohmann::json& cfg) {
   l.ema_baseline_decay = get<double>(cfg, "ema_baseline_decay");
   l.device = get<std::string>(cfg, "device");
   l.seed = get<std::uint64_t>(cfg, "seed");
-  if (get<double>(cfg, "alpha") != 0.0)
-    throw UsageError(fmt::format("alpha={}: experience replay (spec §5.5) is not available in this trainer; expected 0",
-                                 get<double>(cfg, "alpha")));
+  l.alpha = get<double>(cfg, "alpha");
+  l.replay_temperature = get<double>(cfg, "replay_temperature");
+  l.iw_normalize = get<bool>(cfg, "iw_normalize");
+  l.replay_capacity = get<std::uint64_t>(cfg, "replay_capacity");
   if (l.ema_baseline_decay == 0.0)
     throw UsageError("ema_baseline_decay=0 selects the A2C value network, which this trainer does not provide: expected (0, 1)");
   l.validate();

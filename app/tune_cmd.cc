@@ -19,8 +19,7 @@
 //
 // Before anything starts, every selected trial's config is resolved and validated in-process
 // with the trainer's own validation (app/pqt_config.h), so a bad key or value is one
-// UsageError. Space 'is' fails there today (alpha > 0 needs experience replay); the message
-// is kIsSpaceUnsupported plus the trainer's own. Space 'ga' has no trainer (UsageError);
+// UsageError. Space 'ga' has no trainer (UsageError);
 // --dry-run still lists its trials.
 #include "app/tune_cmd.h"
 
@@ -119,7 +118,6 @@ void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, c
     (void)train_options_from(cfg);
     (void)bf::make_task(task, actor_options_from(cfg).score);  // unknown task names fail here
   } catch (const UsageError& e) {
-    if (space.name == "is") throw UsageError(fmt::format("{} (the trainer says: {})", kIsSpaceUnsupported, e.what()));
     throw UsageError(fmt::format("trial {} ({}) on task {}: {}", trial, format_hparams(hparams), task, e.what()));
   }
 }

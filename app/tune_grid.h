@@ -9,8 +9,7 @@
 //   first sorted key being the least significant digit:
 //     for each axis in sorted order: value = axis.values[i % n]; i /= n.
 // * Mapping to `ringrl train pqt` modes: pg → pg, pg-topk → pg+pqt, topk → pqt (pi_loss 0 via
-//   the preset), is → pg with alpha/replay_temperature (the trainer rejects alpha != 0 today;
-//   the session then reports kIsSpaceUnsupported), ga → no mode (no GA trainer: running it is
+//   the preset), is → pg with alpha/replay_temperature (experience replay, §5.5), ga → no mode (no GA trainer: running it is
 //   a UsageError; listing its trials works).
 // * TuneSettings starts as the paper tuning settings and takes user overrides; user --set
 //   keys may not name one of the space's hyper-parameters, nor a key the session owns
@@ -51,10 +50,6 @@ inline constexpr double kPaperTuneParamInitFactor = 0.5;
 inline constexpr double kPaperTuneEmaBaselineDecay = 0.99;
 /// Weight of the success rate in the objective (`success_rate_objective_weight`).
 inline constexpr double kSuccessRateObjectiveWeight = 1.0;
-
-/// The message of the `is` space while the trainer has no experience replay.
-inline constexpr const char* kIsSpaceUnsupported =
-    "space 'is' needs experience replay (alpha > 0), which the trainer does not provide";
 
 /// One hyper-parameter and its grid values (JSON numbers: integers stay integers).
 struct HparamAxis {

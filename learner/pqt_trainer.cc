@@ -336,7 +336,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
       for (std::uint32_t i = 0; i < readers.size(); ++i) {
         RecordView rec;
         for (std::uint32_t k = 0; k < kMaxDrainPerRing; ++k) {
-          if (bounded && pool.size() >= static_cast<std::size_t>(B)) return got;
+          if (bounded && pool.size() >= static_cast<std::size_t>(learner.fresh_batch_size())) return got;
           const PeekStatus ps = readers[i].peek(rec);
           if (ps == PeekStatus::kEmpty) break;
           if (ps == PeekStatus::kCorrupt)
@@ -348,14 +348,17 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
       }
       return got;
     };
-    // Fills `batch` from the pool: the newest B (pace actors) or the oldest B (pace learner).
+    // Fills `batch` from the pool with the fresh episodes a step takes (B, less the replayed
+    // rows once experience replay has a buffer): the newest (pace actors) or the oldest (pace
+    // learner).
     auto build_batch = [&]() -> bool {
+      const int want = learner.fresh_batch_size();
       const std::size_t have = pool.size();
-      if (have < static_cast<std::size_t>(B)) return false;
-      const std::size_t first = o.pace == "actors" ? have - static_cast<std::size_t>(B) : 0;
-      batch.resize(B, T);
+      if (have < static_cast<std::size_t>(want)) return false;
+      const std::size_t first = o.pace == "actors" ? have - static_cast<std::size_t>(want) : 0;
+      batch.resize(want, T);
       int row = 0;
-      for (std::size_t j = first; j < first + static_cast<std::size_t>(B); ++j) {
+      for (std::size_t j = first; j < first + static_cast<std::size_t>(want); ++j) {
         Episode& e = pool.at(j);
         const std::uint64_t lag = learner.version() - std::min(e.version, learner.version());
         if (pg_on && lag > o.max_policy_lag) {
@@ -374,7 +377,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
       if (o.pace == "actors") {
         pool.clear();
       } else {
-        for (int k = 0; k < B; ++k) pool.pop_front();
+        for (int k = 0; k < want; ++k) pool.pop_front();
       }
       if (row == 0) return false;
       batch.resize(row, T);  // keeps the rows already written
@@ -386,7 +389,8 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
       if (shutdown_requested()) break;
       const bool learner_pace = o.pace == "learner";
       const std::uint64_t got = drain(learner_pace);
-      const bool ready = learner_pace ? pool.size() >= static_cast<std::size_t>(B) : fresh >= static_cast<std::uint64_t>(B);
+      const auto want = static_cast<std::size_t>(learner.fresh_batch_size());
+      const bool ready = learner_pace ? pool.size() >= want : fresh >= want;
       if (st.result.found_solution && o.stop_on_success) stop_rep = true;
       if (o.max_npe > 0 && npe >= o.max_npe) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;

@@ -17,7 +17,7 @@ namespace ringrl::learner {
 
 namespace {
 
-constexpr char kStateMagic[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '1'};
+constexpr char kStateMagic[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '2'};
 /// Stats read back once per step, in this order.
 enum StatIndex { kStatTotal, kStatPg, kStatEntropy, kStatTopk, kStatNorm, kNumStats };
 
@@ -146,6 +146,15 @@ void LearnerOptions::validate() const {
     fail("param_init_factor must be > 0, got " + std::to_string(param_init_factor));
   }
   if (!(is_clip > 0.0)) fail("is_clip must be > 0, got " + std::to_string(is_clip));
+  if (!(alpha >= 0.0 && alpha < 1.0)) fail("alpha must be in [0, 1), got " + std::to_string(alpha));
+  if (alpha > 0.0 && !pg_enabled()) {
+    fail("alpha " + std::to_string(alpha) + " (experience replay) weights the PG term: expected mode pg or pg+pqt, got " +
+         train_mode_name(mode));
+  }
+  if (!(replay_temperature > 0.0)) {
+    fail("replay_temperature must be > 0, got " + std::to_string(replay_temperature));
+  }
+  if (replay_capacity < 1) fail("replay_capacity must be >= 1, got 0");
 }
 
 struct PqtLearner::Impl {
@@ -155,6 +164,7 @@ struct PqtLearner::Impl {
   RmsPropTf1 optimizer;
   std::vector<double> baselines;
   MaxUniquePriorityQueue queue;
+  ProportionalReplayBuffer replay;
   std::mt19937_64 rng;
   std::uint64_t version = 0;
   int rows_max;  // batch_size + topk_batch_size
@@ -167,6 +177,8 @@ struct PqtLearner::Impl {
   torch::Tensor h_blogp;      // [batch_size, T] float
   torch::Tensor h_stale;      // [batch_size] float, 1 = lag-corrected
   std::vector<std::uint64_t> lags;
+  std::vector<double> log_q;              // [rows] replay log-probabilities, this step
+  std::vector<std::int32_t> replay_tokens;  // scratch for one replayed program
 
   explicit Impl(const LearnerOptions& options)
       : o(options),
@@ -178,6 +190,7 @@ struct PqtLearner::Impl {
                                     options.rms_initial_accumulator}),
         baselines(static_cast<std::size_t>(options.max_len), 0.0),
         queue(static_cast<std::size_t>(std::max(options.topk, 1))),
+        replay(options.replay_capacity, options.replay_temperature),
         rng(options.seed ^ 0x5851f42d4c957f2dULL) {
     policy->to(device);
     // Re-create the optimizer over the moved parameters (to() may replace the storage).
@@ -214,6 +227,10 @@ struct PqtLearner::Impl {
     }
   }
 
+  int fresh_batch_size() const {
+    return o.replay_enabled() && !replay.empty() ? o.batch_size - o.replay_rows() : o.batch_size;
+  }
+
   StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
     batch.validate(o.shape.vocab);
     if (batch.max_len != o.max_len) {
@@ -226,9 +243,18 @@ struct PqtLearner::Impl {
     }
     const int b = batch.batch_size;
     const int t_max = o.max_len;
+    const bool replaying = o.replay_enabled() && !replay.empty();
+    if (replaying && b > fresh_batch_size()) {
+      throw UsageError("episode batch B=" + std::to_string(b) + " leaves no room for the " +
+                       std::to_string(o.replay_rows()) + " replayed programs: expected at most " +
+                       std::to_string(fresh_batch_size()) + " (fresh_batch_size())");
+    }
+    const int nr = replaying ? o.replay_rows() : 0;
+    const int npg = b + nr;  // rows of the PG, entropy and baseline terms
     StepStats st;
 
-    // 1. Batch build: episodes, queue draws (state of the previous step), baselines.
+    // 1. Batch build: episodes, replayed programs and queue draws (buffer and queue state
+    //    of the previous step), baselines.
     int k_rows = 0;
     int num_stale = 0;
     bool any_stale = false;
@@ -250,6 +276,25 @@ struct PqtLearner::Impl {
         stale[i] = is_stale ? 1.0f : 0.0f;
         lags.push_back(version > pv ? version - pv : 0);
       }
+      if (o.replay_enabled()) {
+        log_q.clear();
+        for (int i = 0; i < b; ++i) {
+          log_q.push_back(replay.log_probability(
+              batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+              static_cast<std::size_t>(batch.lengths[i])));
+        }
+        for (int r = b; r < npg; ++r) {
+          const auto& item = replay.sample(rng);
+          const int len = std::min<int>(static_cast<int>(item.program.size()), t_max);
+          replay_tokens.clear();
+          for (int t = 0; t < len; ++t) replay_tokens.push_back(static_cast<unsigned char>(item.program[t]));
+          stage_row(r, replay_tokens.data(), len);
+          rew[r] = static_cast<float>(item.reward);
+          stale[r] = 0.0f;
+          log_q.push_back(std::log(item.weight) - std::log(replay.total_weight()));
+        }
+        st.replayed_episodes = nr;
+      }
       float* base = h_baselines.data_ptr<float>();
       for (int t = 0; t < t_max; ++t) base[t] = static_cast<float>(baselines[t]);
       if (o.topk_enabled()) {
@@ -257,18 +302,18 @@ struct PqtLearner::Impl {
           for (int k = 0; k < o.topk_batch_size; ++k) {
             const auto& item = queue.sample(rng);
             const int len = std::min<int>(static_cast<int>(item.tokens.size()), t_max);
-            stage_row(b + k, item.tokens.data(), len);
+            stage_row(npg + k, item.tokens.data(), len);
           }
           k_rows = o.topk_batch_size;
           st.topk_samples = k_rows;
         } else if (o.dummy_topk_on_empty_queue) {
           const std::int32_t eos = kPolicyEosToken;
-          stage_row(b, &eos, 1);
+          stage_row(npg, &eos, 1);
           k_rows = 1;
         }
       }
     }
-    const int n = b + k_rows;
+    const int n = npg + k_rows;
 
     // 2. Host -> device.
     torch::Tensor tokens, mask, rewards, base, blogp, stale;
@@ -276,11 +321,11 @@ struct PqtLearner::Impl {
       auto scope = profile_scope(profiler, Phase::kHostToDevice);
       tokens = to_device(h_tokens.narrow(0, 0, n));
       mask = to_device(h_mask.narrow(0, 0, n));
-      rewards = to_device(h_rewards.narrow(0, 0, b));
+      rewards = to_device(h_rewards.narrow(0, 0, npg));
       base = to_device(h_baselines);
       if (any_stale && o.pg_enabled() && o.lag_correction != LagCorrection::kNone) {
-        blogp = to_device(h_blogp.narrow(0, 0, b));
-        stale = to_device(h_stale.narrow(0, 0, b));
+        blogp = to_device(h_blogp.narrow(0, 0, npg));
+        stale = to_device(h_stale.narrow(0, 0, npg));
       }
     }
 
@@ -292,9 +337,9 @@ struct PqtLearner::Impl {
       fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
       const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
       const torch::Tensor alp = action_log_probs(lp, tokens);
-      const torch::Tensor lp_b = lp.narrow(0, 0, b);
-      const torch::Tensor alp_b = alp.narrow(0, 0, b);
-      const torch::Tensor mask_b = mask.narrow(0, 0, b);
+      const torch::Tensor lp_b = lp.narrow(0, 0, npg);
+      const torch::Tensor alp_b = alp.narrow(0, 0, npg);
+      const torch::Tensor mask_b = mask.narrow(0, 0, npg);
       auto zero = torch::zeros({}, lp.options());
       pg = zero;
       topk = zero;
@@ -308,6 +353,23 @@ struct PqtLearner::Impl {
           const torch::Tensor ratio =
               torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
           w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
+        }
+        if (o.replay_enabled()) {
+          torch::NoGradGuard no_grad;
+          torch::Tensor rw;
+          if (!replaying) {
+            rw = torch::zeros({npg, 1}, alp_b.options());  // empty buffer: no PG this step
+          } else {
+            const torch::Tensor lp_seq =
+                (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
+            const std::vector<double> log_p(lp_seq.data_ptr<double>(), lp_seq.data_ptr<double>() + npg);
+            const std::vector<double> iw = replay_importance_weights(
+                log_q, log_p, static_cast<double>(nr) / npg, o.iw_normalize);
+            rw = torch::tensor(iw, torch::TensorOptions().dtype(torch::kFloat64))
+                     .to(alp_b.device(), torch::kFloat32)
+                     .unsqueeze(1);
+          }
+          w = w ? *w * rw : rw.expand({npg, t_max});
         }
         pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
         total = total + o.pi_loss_hparam * pg;
@@ -371,6 +433,12 @@ struct PqtLearner::Impl {
         st.pushed = queue.push(batch.rewards[best],
                                MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
       }
+      if (o.replay_enabled()) {
+        for (int i = 0; i < b; ++i) {
+          replay.push(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+                      static_cast<std::size_t>(batch.lengths[i]), batch.rewards[i]);
+        }
+      }
       ++version;
     }
 
@@ -400,6 +468,7 @@ struct PqtLearner::Impl {
     st.lag_max = lags.back();
     st.lag_median = lags[lags.size() / 2];
     st.stale_episodes = num_stale;
+    st.replay_size = replay.size();
     return st;
   }
 };
@@ -424,6 +493,8 @@ std::string PqtLearner::device() const { return impl_->device.str(); }
 const std::vector<double>& PqtLearner::baselines() const { return impl_->baselines; }
 const MaxUniquePriorityQueue& PqtLearner::queue() const { return impl_->queue; }
 MaxUniquePriorityQueue& PqtLearner::queue() { return impl_->queue; }
+int PqtLearner::fresh_batch_size() const { return impl_->fresh_batch_size(); }
+const ProportionalReplayBuffer& PqtLearner::replay() const { return impl_->replay; }
 
 std::function<void()> PqtLearner::device_synchronizer() const {
   if (!impl_->device.is_cuda()) return {};
@@ -463,6 +534,7 @@ std::string PqtLearner::save_state() const {
   rng << m.rng;
   put_bytes(&out, rng.str());
   put_bytes(&out, m.queue.serialize());
+  put_bytes(&out, m.replay.serialize());
   return out;
 }
 
@@ -488,11 +560,14 @@ void PqtLearner::load_state(const std::string& bytes) {
   const std::string base = get_bytes(bytes, &pos);
   const std::string rng = get_bytes(bytes, &pos);
   const std::string queue = get_bytes(bytes, &pos);
+  const std::string replay = get_bytes(bytes, &pos);
   if (params.size() != layout.num_bytes() || accs.size() != layout.num_bytes() ||
       base.size() != m.baselines.size() * sizeof(double) || pos != bytes.size()) {
     throw UsageError("learner checkpoint sections have the wrong sizes");
   }
   MaxUniquePriorityQueue q = MaxUniquePriorityQueue::deserialize(queue);
+  ProportionalReplayBuffer rb(m.o.replay_capacity, m.o.replay_temperature);
+  rb.deserialize(replay);
   std::istringstream rng_in(rng);
   std::mt19937_64 r;
   rng_in >> r;
@@ -503,6 +578,7 @@ void PqtLearner::load_state(const std::string& bytes) {
   std::memcpy(m.baselines.data(), base.data(), base.size());
   m.rng = r;
   m.queue = std::move(q);
+  m.replay = std::move(rb);
   m.version = version;
 }
 

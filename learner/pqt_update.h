@@ -10,6 +10,14 @@
 //   forward; total loss; backward; global-norm clip; RMSProp; EMA baseline update (episode
 //   order); push the batch's argmax-reward episode (first index on ties) into the queue;
 //   version += 1. It returns once all device work is done (its stats are read back).
+// * Experience replay (§5.5, alpha > 0, PG modes only): a step takes fresh_batch_size()
+//   fresh episodes (B - int(B*alpha) once the replay buffer holds anything, B before) and
+//   adds int(B*alpha) programs drawn from the buffer (roulette wheel, weight
+//   exp(R/replay_temperature)). Every PG row is weighted by 1/((1-a) + a q/p) (a = replayed
+//   share, q = replay probability, p = sequence probability under the current policy),
+//   normalised to sum to the row count if iw_normalize; with an empty buffer the PG
+//   multipliers are zero for that step. The fresh episodes enter the buffer after the step.
+//   Baselines, the queue push and the reward stats use the fresh episodes only.
 // * Policy lag: an episode with policy_versions[i] != version() gets per-token truncated
 //   importance weights min(is_clip, exp(log pi - log mu)) on its PG terms (lag_correction);
 //   episodes of the current version get weight 1 exactly (on-policy math of §5.3).
@@ -29,6 +37,7 @@
 #include "common/policy_layout.h"
 #include "learner/episode_batch.h"
 #include "learner/profile.h"
+#include "learner/replay_buffer.h"
 #include "learner/top_k_queue.h"
 
 namespace ringrl::learner {
@@ -69,6 +78,10 @@ struct LearnerOptions {
   bool dummy_topk_on_empty_queue = true;
   LagCorrection lag_correction = LagCorrection::kTruncatedPerToken;
   double is_clip = 1.0;            // truncation c of the lag importance weights
+  double alpha = 0.0;              // replayed share of a PG batch (§5.5); 0 = no replay
+  double replay_temperature = 1.0; // replay weight exp(R / replay_temperature)
+  bool iw_normalize = true;        // rescale the replay weights to sum to the batch size
+  std::size_t replay_capacity = 1000000;  // unique programs held (see replay_buffer.h)
   std::string device = "auto";     // auto | cpu | cuda:N
   std::uint64_t seed = 1;          // parameter init and queue sampling
 
@@ -77,6 +90,9 @@ struct LearnerOptions {
   /// Throws UsageError naming the first bad field.
   void validate() const;
   bool pg_enabled() const { return mode != TrainMode::kPqt && pi_loss_hparam != 0.0; }
+  bool replay_enabled() const { return alpha > 0.0; }
+  /// Programs drawn from the replay buffer per step once it is non-empty: int(B * alpha).
+  int replay_rows() const { return static_cast<int>(batch_size * alpha); }
   bool topk_enabled() const {
     return mode != TrainMode::kPg && topk > 0 && topk_loss_hparam != 0.0;
   }
@@ -100,6 +116,8 @@ struct StepStats {
   double queue_max_score = 0.0;
   std::uint64_t lag_min = 0, lag_median = 0, lag_max = 0;  // version() - policy_version
   int stale_episodes = 0;
+  int replayed_episodes = 0;  // rows drawn from the replay buffer
+  std::size_t replay_size = 0;
 };
 
 class PqtLearner {
@@ -124,6 +142,10 @@ class PqtLearner {
   const std::vector<double>& baselines() const;  // [T]
   const MaxUniquePriorityQueue& queue() const;
   MaxUniquePriorityQueue& queue();
+  /// Fresh episodes the next step wants: batch_size, less replay_rows() once replay is on
+  /// and its buffer is non-empty. step() accepts 1..batch_size - (rows it will replay).
+  int fresh_batch_size() const;
+  const ProportionalReplayBuffer& replay() const;
 
   /// A device synchronize for PhaseProfiler::set_device_sync while profiling on CUDA;
   /// empty on CPU.
@@ -134,7 +156,7 @@ class PqtLearner {
   std::vector<float> logits(const std::vector<std::int32_t>& tokens, int b, int t) const;
 
   /// Checkpoint of everything step() depends on: parameters, RMSProp accumulators,
-  /// baselines, queue, sampling RNG, version. load_state throws UsageError on a foreign or
+  /// baselines, queue, replay buffer, sampling RNG, version. load_state throws UsageError on a foreign or
   /// malformed string (different layout fingerprint, T, or magic).
   std::string save_state() const;
   void load_state(const std::string& bytes);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -163,6 +164,108 @@ TEST(PqtLearner, CheckpointRestoresExactState) {
   other.max_len = kT + 1;
   PqtLearner c(other);
   EXPECT_THROW(c.load_state(state), UsageError);
+}
+
+/// log pi(a_t) of each row under the learner's current policy (teacher-forced logits).
+std::vector<std::vector<double>> token_log_probs(const PqtLearner& l,
+                                                 const std::vector<std::int32_t>& tokens, int rows) {
+  const std::vector<float> logits = l.logits(tokens, rows, kT);
+  const int v = static_cast<int>(logits.size()) / (rows * kT);
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    for (int t = 0; t < kT; ++t) {
+      const float* z = logits.data() + (static_cast<std::size_t>(i) * kT + t) * v;
+      double m = z[0];
+      for (int a = 1; a < v; ++a) m = std::max<double>(m, z[a]);
+      double sum = 0.0;
+      for (int a = 0; a < v; ++a) sum += std::exp(z[a] - m);
+      out[i].push_back(z[tokens[static_cast<std::size_t>(i) * kT + t]] - m - std::log(sum));
+    }
+  }
+  return out;
+}
+
+TEST(PqtLearner, ExperienceReplayWeightsMatchHandComputedValues) {
+  LearnerOptions o = small(TrainMode::kPg);
+  o.alpha = 0.5;  // nr = int(4 * 0.5) = 2 replayed rows per step
+  PqtLearner l(o);
+  EXPECT_EQ(l.fresh_batch_size(), kB);  // empty buffer: all B fresh
+  const std::vector<std::int32_t> p = {1, 2, 3, 4, 5, 6};
+  EpisodeBatch first = random_batch(30, 0);
+  for (int i = 0; i < kB; ++i) {
+    std::copy(p.begin(), p.end(), first.tokens.begin() + i * kT);
+    first.rewards[i] = 0.4f;
+  }
+  StepStats s = l.step(first);
+  EXPECT_EQ(s.pg_loss, 0.0);  // empty buffer: the PG multipliers are zero (§5.5)
+  EXPECT_EQ(s.replayed_episodes, 0);
+  EXPECT_EQ(l.replay().size(), 1u);  // four copies of one program
+  ASSERT_EQ(l.fresh_batch_size(), kB - 2);
+  EXPECT_THROW(l.step(random_batch(31, 1)), UsageError);  // B fresh rows leave no room
+
+  EpisodeBatch second;
+  second.resize(2, kT);
+  const std::vector<std::int32_t> f1 = {2, 2, 7, 1, 8, 3}, f2 = {5, 1, 1, 6, 2, 4};
+  std::copy(f1.begin(), f1.end(), second.tokens.begin());
+  std::copy(f2.begin(), f2.end(), second.tokens.begin() + kT);
+  second.lengths = {kT, kT};
+  second.rewards = {-0.2f, 0.9f};
+  second.behaviour_log_probs.assign(2 * kT, std::log(1.0f / 8));
+  second.policy_versions = {l.version(), l.version()};
+
+  // Expected: rows F1, F2 (not in the buffer, q = 0) then P twice (q = 1).
+  std::vector<std::int32_t> all(f1);
+  all.insert(all.end(), f2.begin(), f2.end());
+  all.insert(all.end(), p.begin(), p.end());
+  const auto lp = token_log_probs(l, all, 3);
+  double log_p_p = 0.0;
+  for (double x : lp[2]) log_p_p += x;
+  const double a = 2.0 / 4.0;
+  const double w_fresh = 1.0 / (1.0 - a);
+  const double w_p = 1.0 / ((1.0 - a) + a * std::exp(0.0 - log_p_p));
+  const double scale = 4.0 / (2 * w_fresh + 2 * w_p);  // iw_normalize: sum to the row count
+  const std::vector<int> row_seq = {0, 1, 2, 2};
+  const std::vector<double> rewards = {-0.2, 0.9, 0.4, 0.4};
+  const std::vector<double> weights = {w_fresh, w_fresh, w_p, w_p};
+  const std::vector<double> base = l.baselines();
+  double expected = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    for (int t = 0; t < kT; ++t) {
+      expected += lp[row_seq[i]][t] * (rewards[i] - base[t]) * weights[i] * scale;
+    }
+  }
+  expected *= -64.0 / 4.0;
+
+  s = l.step(second);
+  EXPECT_EQ(s.replayed_episodes, 2);
+  EXPECT_NEAR(s.pg_loss, expected, 1e-4 * std::abs(expected) + 1e-6);
+  EXPECT_EQ(l.replay().size(), 3u);  // the fresh programs joined after the step
+  EXPECT_NEAR(s.mean_reward, (-0.2 + 0.9) / 2.0, 1e-6);  // stats: fresh episodes only
+}
+
+TEST(PqtLearner, ExperienceReplayOptionsAndCheckpoint) {
+  LearnerOptions o = small(TrainMode::kPqt);
+  o.alpha = 0.5;
+  EXPECT_THROW(PqtLearner{o}, UsageError);  // replay weights the PG term
+  o = small(TrainMode::kPgPqt);
+  o.alpha = 1.0;
+  EXPECT_THROW(PqtLearner{o}, UsageError);
+  o.alpha = 0.75;
+  o.replay_temperature = 0.0;
+  EXPECT_THROW(PqtLearner{o}, UsageError);
+  o.replay_temperature = 0.5;
+  PqtLearner a(o);
+  a.step(random_batch(40, 0));
+  EpisodeBatch b = random_batch(41, 1);
+  b.resize(a.fresh_batch_size(), kT);
+  a.step(b);
+  PqtLearner c(o);
+  c.load_state(a.save_state());
+  EXPECT_EQ(c.replay().serialize(), a.replay().serialize());
+  EXPECT_EQ(c.fresh_batch_size(), 1);
+  b = random_batch(42, 2);
+  b.resize(1, kT);
+  EXPECT_EQ(a.step(b).total_loss, c.step(b).total_loss);  // same draws, same weights
 }
 
 }  // namespace

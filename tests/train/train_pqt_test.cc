@@ -236,4 +236,29 @@ TEST_F(TrainPqt, BadInputIsOneClearLine) {
   fs::remove_all(dir);
 }
 
+TEST_F(TrainPqt, ExperienceReplayStepsOnHalfFreshBatches) {
+  const fs::path dir = fresh_dir("replay");
+  // pg with alpha 0.5: after the first step each step takes 16 fresh programs (and replays 16),
+  // so NPE per step halves against plain pg.
+  const RunResult r = run({"train", "pqt", "--task", "print", "--mode", "pg", "--actors", "1", "--run-dir",
+                           dir.string(), "--repetitions", "1", "--seed", "5", "--max-npe", "20000", "--set",
+                           "timestep_limit=12", "--set", "batch_size=32", "--set", "alpha=0.5", "--set",
+                           "stop_on_success=false"});
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u) << r.err;
+  const auto npe = res[0]["npe"].get<std::uint64_t>();
+  const auto steps = res[0]["num_batches"].get<std::uint64_t>();
+  EXPECT_GE(npe, 20000u);
+  EXPECT_GE(steps * 16 + 64, npe) << "steps " << steps << " for " << npe << " programs";
+  EXPECT_LE(steps * 16, npe + 16);
+  fs::remove_all(dir);
+  const RunResult bad = run({"train", "pqt", "--task", "print", "--mode", "pqt", "--set", "alpha=0.5", "--run-dir",
+                             dir.string()});
+  EXPECT_EQ(WEXITSTATUS(bad.status), 2);
+  EXPECT_NE(bad.err.find("alpha"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
