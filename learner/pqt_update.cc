@@ -250,7 +250,7 @@ struct PqtLearner::Impl {
                        std::to_string(fresh_batch_size()) + " (fresh_batch_size())");
     }
     const int nr = replaying ? o.replay_rows() : 0;
-    const int npg = b + nr;  // rows of the PG, entropy and baseline terms
+    const int npg = b + nr;  // rows of the PG and entropy terms (baselines: the b fresh ones)
     StepStats st;
 
     // 1. Batch build: episodes, replayed programs and queue draws (buffer and queue state
