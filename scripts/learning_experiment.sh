@@ -40,7 +40,8 @@ for t in tasks:
         ok = sum(1 for r in rs if r["found_solution"])
         totals[m] += ok
         npe = sum(r["npe"] for r in rs) / max(1, len(rs))
-        row.append(f"{ok}/{len(rs)} (avg NPE {npe:.0f})")
+        best = sum(r["best_reward"] for r in rs) / max(1, len(rs))
+        row.append(f"{ok}/{len(rs)} (avg NPE {npe:.0f}, mean best reward {best:.3f})")
     lines.append(f"| {t} | " + " | ".join(row) + " |")
 lines.append("| **total** | " + " | ".join(str(totals[m]) for m in modes) + " |")
 open(os.path.join(out, "summary.md"), "w").write("\n".join(lines) + "\n")
