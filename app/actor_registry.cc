@@ -2,8 +2,6 @@
 
 #include <map>
 
-#include "common/errors.h"
-
 namespace ringrl::app {
 namespace {
 std::map<std::string, ActorMain>& registry() {
@@ -17,12 +15,6 @@ void register_actor_kind(const std::string& kind, ActorMain main) { registry()[k
 const ActorMain* find_actor_kind(const std::string& kind) {
   auto it = registry().find(kind);
   return it == registry().end() ? nullptr : &it->second;
-}
-
-const std::string& actor_param(const ActorLaunch& launch, const std::string& key) {
-  auto it = launch.params.find(key);
-  if (it == launch.params.end()) throw UsageError("actor parameter '" + key + "' is missing: expected --param " + key + "=VALUE");
-  return it->second;
 }
 
 std::vector<std::string> actor_kinds() {

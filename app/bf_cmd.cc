@@ -416,9 +416,9 @@ void add_bench(CLI::App& bench) {
   });
 }
 
-}  // namespace
-
-void add_bf_commands(CLI::App& root, CLI::App& bench) {
+void add_bf_commands(CommandTree& tree) {
+  CLI::App& root = tree.root;
+  CLI::App& bench = tree.bench;
   CLI::App* bf = root.add_subcommand("bf", "The BF program-synthesis environment");
   bf->require_subcommand(1);
   add_run(*bf);
@@ -428,4 +428,7 @@ void add_bf_commands(CLI::App& root, CLI::App& bench) {
   add_bench(bench);
 }
 
+const CommandFamily kRegistration(kOrderBf, add_bf_commands);
+
+}  // namespace
 }  // namespace ringrl::app

@@ -1,18 +1,48 @@
-// The ringrl command line: each component registers its own subcommands.
+// The ringrl command line: each command family registers itself from its own file.
 //
-// `root` is the top-level app, `bench` the `ringrl bench` parent. A registration function adds
-// subcommands with callbacks; the callback does the work and throws ringrl::UsageError for bad
-// input (printed as one line by main, exit status 2) or any std::exception for a failure
-// (exit status 1).
+// A family is one file in app/ (bf_cmd.cc, env_cmd.cc, pqt_train_cmd.cc, ...). At namespace
+// scope it declares `const CommandFamily kRegistration(kOrderX, add_x_commands);`, and main()
+// calls every registered family, in `order`, on the one CommandTree. A family adds its
+// subcommands with callbacks; a callback does the work and throws ringrl::UsageError for bad
+// input (printed as one line by main, exit status 2) or any other std::exception for a runtime
+// failure (exit status 1).
+//
+// Registration runs during static initialisation, before main(); it only appends to a list.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace ringrl::app {
 
-void add_foundation_commands(CLI::App& root, CLI::App& bench);  // demo, actor, bench ring
-void add_bf_commands(CLI::App& root, CLI::App& bench);          // bf ..., bench bf
-void add_env_commands(CLI::App& root, CLI::App& bench);         // env ..., bench env
-void add_train_commands(CLI::App& root, CLI::App& bench);       // train, tune, profile, bench npe
+/// The parents that several families add to.
+struct CommandTree {
+  CLI::App& root;     // `ringrl`
+  CLI::App& train;    // `ringrl train`: one subcommand per algorithm
+  CLI::App& bench;    // `ringrl bench`: throughput measurements
+  CLI::App& profile;  // `ringrl profile`: traces of one component
+};
+
+using AddCommands = void (*)(CommandTree& tree);
+
+/// Where a family's commands appear in --help (lower first).
+enum CommandOrder : int {
+  kOrderTrain = 10,
+  kOrderTune = 20,
+  kOrderProfile = 30,
+  kOrderBench = 40,
+  kOrderBf = 50,
+  kOrderEnv = 60,
+  kOrderTransport = 70,
+  kOrderActor = 90,
+};
+
+/// Registers `add` as a command family (see the file comment).
+class CommandFamily {
+ public:
+  CommandFamily(int order, AddCommands add);
+};
+
+/// Calls every registered family in order.
+void add_registered_commands(CommandTree& tree);
 
 }  // namespace ringrl::app

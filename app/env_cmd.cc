@@ -188,9 +188,9 @@ void run_bench(const BenchCmdOptions& o) {
               r.clock == bench::BenchClock::kWall ? "wall" : "thread CPU");
 }
 
-}  // namespace
-
-void add_env_commands(CLI::App& root, CLI::App& bench_parent) {
+void add_env_commands(CommandTree& tree) {
+  CLI::App& root = tree.root;
+  CLI::App& bench_parent = tree.bench;
   CLI::App* env = root.add_subcommand("env", "Maze environments: list, rollout, render");
   env->require_subcommand(1);
 
@@ -233,4 +233,7 @@ void add_env_commands(CLI::App& root, CLI::App& bench_parent) {
   b->callback([bo] { run_bench(*bo); });
 }
 
+const CommandFamily kRegistration(kOrderEnv, add_env_commands);
+
+}  // namespace
 }  // namespace ringrl::app

@@ -17,13 +17,14 @@ int main(int argc, char** argv) {
   CLI::App root{"ringrl: actor-learner reinforcement learning on one machine"};
   root.require_subcommand(1);
   root.set_version_flag("--version", "ringrl 0.1.0");
+  CLI::App* train = root.add_subcommand("train", "Train with actor processes and a learner (one subcommand per algorithm)");
+  train->require_subcommand(1);
+  CLI::App* profile = root.add_subcommand("profile", "Profile a component and write a Chrome trace");
+  profile->require_subcommand(1);
   CLI::App* bench = root.add_subcommand("bench", "Measure throughput (ring, bf, env, npe)");
   bench->require_subcommand(1);
-
-  ringrl::app::add_foundation_commands(root, *bench);
-  ringrl::app::add_bf_commands(root, *bench);
-  ringrl::app::add_env_commands(root, *bench);
-  ringrl::app::add_train_commands(root, *bench);
+  ringrl::app::CommandTree tree{root, *train, *bench, *profile};
+  ringrl::app::add_registered_commands(tree);
 
   try {
     root.parse(argc, argv);

@@ -87,7 +87,7 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
   t.repetitions = get<std::uint32_t>(cfg, "repetitions");
   t.stop_on_success = get<bool>(cfg, "stop_on_success");
   t.max_policy_lag = get<std::uint32_t>(cfg, "max_policy_lag");
-  t.pace = get<std::string>(cfg, "pace");
+  t.pace = learner::parse_pace(get<std::string>(cfg, "pace"));
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.max_seconds = get<double>(cfg, "max_seconds");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/pqt_actor.h"
-#include "learner/pqt_trainer.h"
+#include "actors/pqt/pqt_actor.h"
+#include "learner/pqt/pqt_trainer.h"
 
 namespace ringrl::app {
 

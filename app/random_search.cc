@@ -1,4 +1,5 @@
-#include "app/random_search.h"
+// `ringrl train random`: the uniform random program-search baseline (spec brain_coder §6.5).
+#include "app/commands.h"
 
 #include <chrono>
 #include <cstdio>
@@ -71,9 +72,8 @@ void run_random(const RandomCli& c) {
   }
 }
 
-}  // namespace
-
-void add_random_search_command(CLI::App& train) {
+void add_random_search_command(CommandTree& tree) {
+  CLI::App& train = tree.train;
   auto c = std::make_shared<RandomCli>();
   CLI::App* cmd = train.add_subcommand("random", "Baseline: uniform random program search (spec §6.5)");
   cmd->add_option("--task", c->task, "BF task")->required();
@@ -85,4 +85,7 @@ void add_random_search_command(CLI::App& train) {
   cmd->callback([c] { run_random(*c); });
 }
 
+const CommandFamily kRegistration(kOrderTrain, add_random_search_command);
+
+}  // namespace
 }  // namespace ringrl::app

@@ -21,7 +21,7 @@
 // with the trainer's own validation (app/pqt_config.h), so a bad key or value is one
 // UsageError. Space 'ga' has no trainer (UsageError);
 // --dry-run still lists its trials.
-#include "app/tune_cmd.h"
+#include "app/commands.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -66,7 +66,7 @@ constexpr const char* kTuningResultsFile = "tuning_results.txt";
 constexpr const char* kTuningSummaryFile = "tuning_summary.txt";
 constexpr const char* kSessionFile = "tune.json";
 constexpr const char* kChildLogFile = "train.log";
-constexpr const char* kCheckpointFile = "checkpoint.bin";  // as learner/pqt_trainer.cc names it
+constexpr const char* kCheckpointFile = "checkpoint.bin";  // as learner/pqt/pqt_trainer.cc names it
 constexpr const char* kTrialDirPrefix = "trial_";
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr int kInterruptedStatus = 130;  // `train pqt` after SIGINT/SIGTERM; also ours
@@ -449,9 +449,8 @@ int run_tune(const TuneCli& c) {
   return rc;
 }
 
-}  // namespace
-
-void add_tune_command(CLI::App& root) {
+void add_tune_command(CommandTree& tree) {
+  CLI::App& root = tree.root;
   auto c = std::make_shared<TuneCli>();
   CLI::App* tune = root.add_subcommand(
       "tune", "Run the spec §6.3 hyper-parameter grid (or a subset) as separate `train pqt` trials");
@@ -474,4 +473,7 @@ void add_tune_command(CLI::App& root) {
   });
 }
 
+const CommandFamily kRegistration(kOrderTune, add_tune_command);
+
+}  // namespace
 }  // namespace ringrl::app

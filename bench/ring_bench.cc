@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,7 +36,7 @@ std::string bench_run_id(const char* what) { return fmt::format("bench-{}-{}", w
 template <typename Child>
 pid_t fork_child(Child&& child) {
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of a bench child process");
   if (pid == 0) {
     int rc = 1;
     try {
@@ -49,13 +51,17 @@ pid_t fork_child(Child&& child) {
 
 void wait_child(pid_t pid, const char* what) {
   int status = 0;
-  waitpid(pid, &status, 0);
+  pid_t r;
+  while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (r < 0) throw std::system_error(errno, std::generic_category(), fmt::format("waitpid for the {} child", what));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(fmt::format("{} consumer process ended with {}", what, describe_wait_status(status)));
 }
 
 bool wait_phase(const ControlBlock& c, RunPhase phase) {
   const auto deadline = Clock::now() + kChildStartTimeout;
+  // acquire: pairs with the child's release, so what it set up before the phase is visible.
   while (c.phase.load(std::memory_order_acquire) != static_cast<std::uint32_t>(phase)) {
     if (Clock::now() > deadline) return false;
     std::this_thread::yield();
@@ -86,7 +92,7 @@ RingBenchResult bench_ring(std::uint32_t record_bytes, double seconds, std::uint
     RingReader reader(s.ring(0), record_type_bit(kRecordBench));
     std::vector<std::byte> sink(record_bytes);
     std::uint64_t expect = 0;
-    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);
+    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);  // attached
     Backoff idle;
     Clock::time_point first{};
     for (;;) {
@@ -115,9 +121,9 @@ RingBenchResult bench_ring(std::uint32_t record_bytes, double seconds, std::uint
       ++expect;
     }
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - first).count();
-    s.control().npe.store(expect, std::memory_order_relaxed);
-    s.control().env_steps.store(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
-    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kStopped), std::memory_order_release);
+    s.control().npe.store(expect, std::memory_order_relaxed);  // published by the release below
+    s.control().env_steps.store(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);  // same
+    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kStopped), std::memory_order_release);  // results
     return 0;
   });
   if (!wait_phase(seg.control(), RunPhase::kRunning)) {
@@ -151,8 +157,11 @@ RingBenchResult bench_ring(std::uint32_t record_bytes, double seconds, std::uint
   writer.commit(kRecordBench, 0);
   writer.flush();
   wait_child(child, "ring");
-  const double count = static_cast<double>(seg.control().npe.load());
-  const double secs = static_cast<double>(seg.control().env_steps.load()) / 1e9;
+  // The child stored these, then kStopped (release), then exited; acquire the phase first.
+  if (seg.control().phase.load(std::memory_order_acquire) != static_cast<std::uint32_t>(RunPhase::kStopped))
+    throw std::runtime_error("ring bench consumer exited without reporting its results");
+  const double count = static_cast<double>(seg.control().npe.load(std::memory_order_relaxed));  // after acquire
+  const double secs = static_cast<double>(seg.control().env_steps.load(std::memory_order_relaxed)) / 1e9;  // same
   if (count != static_cast<double>(seq)) throw std::runtime_error("ring bench consumer lost records");
   RingBenchResult r;
   r.record_bytes = record_bytes;
@@ -195,9 +204,9 @@ BroadcastBenchResult bench_broadcast(std::uint64_t blob_bytes, std::uint32_t sam
     RingWriter out(s.ring(0), 1);
     std::vector<std::byte> copy(blob_bytes);
     std::uint64_t have = 0;
-    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);
+    s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);  // attached
     Backoff idle;
-    while (s.control().stop.load(std::memory_order_acquire) == 0) {
+    while (s.control().stop.load(std::memory_order_acquire) == 0) {  // pairs with request_stop()
       std::size_t n = 0;
       std::uint64_t published = 0;
       const std::uint64_t v = reader.read_if_newer(have, copy.data(), copy.size(), &n, &published);
@@ -212,7 +221,7 @@ BroadcastBenchResult bench_broadcast(std::uint64_t blob_bytes, std::uint32_t sam
       if (word != v) return 2;  // the last word of blob v holds v: a torn copy would show
       have = v;
       if (!out.push(kRecordBench, v, &latency, sizeof latency, &s.control().stop, std::chrono::seconds(5))) return 3;
-      s.control().learner_steps.store(v, std::memory_order_release);
+      s.control().learner_steps.store(v, std::memory_order_release);  // ack: the pushed latency is visible
     }
     return 0;
   });
@@ -230,7 +239,7 @@ BroadcastBenchResult bench_broadcast(std::uint64_t blob_bytes, std::uint32_t sam
     std::memcpy(blob.data() + blob_bytes - sizeof next, &next, sizeof next);
     const std::uint64_t v = writer.publish(blob.data(), blob.size());
     Backoff wait;
-    while (seg.control().learner_steps.load(std::memory_order_acquire) < v) wait.pause();
+    while (seg.control().learner_steps.load(std::memory_order_acquire) < v) wait.pause();  // pairs with the ack
     RecordView rec;
     while (in.peek(rec) == PeekStatus::kRecord) {
       std::uint64_t ns;

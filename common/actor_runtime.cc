@@ -13,14 +13,14 @@ ActorRuntime::ActorRuntime(const std::string& segment_name, std::uint32_t slot, 
       slot_(&segment_.slot(slot)),
       writer_(segment_.ring(slot)),
       weights_(segment_.weights()) {
-  slot_->pid.store(getpid(), std::memory_order_relaxed);
-  slot_->state.store(static_cast<std::uint32_t>(ActorState::kRunning), std::memory_order_relaxed);
+  slot_->pid.store(getpid(), std::memory_order_relaxed);  // informational: the supervisor knows it from fork
+  slot_->state.store(static_cast<std::uint32_t>(ActorState::kRunning), std::memory_order_relaxed);  // display only
   heartbeat();
 }
 
 ActorRuntime::~ActorRuntime() {
   writer_.flush();
-  slot_->state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);
+  slot_->state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);  // display only
 }
 
 bool ActorRuntime::should_stop() const noexcept { return segment_.stop_requested() || shutdown_requested(); }
@@ -30,7 +30,7 @@ void ActorRuntime::heartbeat() noexcept {
   if (now - last_heartbeat_ns_ < static_cast<std::uint64_t>(std::chrono::nanoseconds(kHeartbeatEvery).count()))
     return;
   last_heartbeat_ns_ = now;
-  slot_->heartbeat_ns.store(now, std::memory_order_relaxed);
+  slot_->heartbeat_ns.store(now, std::memory_order_relaxed);  // a timestamp: the watchdog reads only its age
 }
 
 bool ActorRuntime::refresh_weights(std::vector<std::byte>& blob) {
@@ -41,7 +41,7 @@ bool ActorRuntime::refresh_weights(std::vector<std::byte>& blob) {
   if (v == 0) return false;
   blob.resize(bytes);
   weights_version_ = v;
-  slot_->weights_version.store(v, std::memory_order_relaxed);
+  slot_->weights_version.store(v, std::memory_order_relaxed);  // for display: records carry their own version
   return true;
 }
 
@@ -56,8 +56,8 @@ bool ActorRuntime::wait_for_weights(std::vector<std::byte>& blob, std::chrono::n
 }
 
 void ActorRuntime::count(std::uint64_t records, std::uint64_t items) noexcept {
-  slot_->records.fetch_add(records, std::memory_order_relaxed);
-  slot_->items.fetch_add(items, std::memory_order_relaxed);
+  slot_->records.fetch_add(records, std::memory_order_relaxed);  // monotonic counter, read as an approximation
+  slot_->items.fetch_add(items, std::memory_order_relaxed);  // monotonic counter, read as an approximation
 }
 
 }  // namespace ringrl

@@ -7,7 +7,10 @@
 // monotonic and read as approximations (relaxed), except where noted.
 //
 // Memory ordering: the learner's store of `stop` (release) happens after everything it wants
-// actors to see before stopping; an actor that loads `stop` != 0 (acquire) sees it.
+// actors to see before stopping; an actor that loads `stop` != 0 (acquire) sees it. `phase` is
+// stored with release and read with acquire, so whoever sees a phase sees what its writer did
+// before it. Everything else (heartbeats, counters, pid, state, best_reward_bits) is relaxed:
+// status for display and watchdogs that never guards other data. Every access names its order.
 #pragma once
 
 #include <atomic>
@@ -48,7 +51,7 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std
 static_assert(sizeof(ActorSlot) % 64 == 0 && sizeof(ControlBlock) % 64 == 0);
 
 inline double load_double(const std::atomic<std::uint64_t>& bits) noexcept {
-  const std::uint64_t b = bits.load(std::memory_order_relaxed);
+  const std::uint64_t b = bits.load(std::memory_order_relaxed);  // a display value; guards nothing
   double d;
   std::memcpy(&d, &b, sizeof d);
   return d;
@@ -56,7 +59,7 @@ inline double load_double(const std::atomic<std::uint64_t>& bits) noexcept {
 inline void store_double(std::atomic<std::uint64_t>& bits, double d) noexcept {
   std::uint64_t b;
   std::memcpy(&b, &d, sizeof b);
-  bits.store(b, std::memory_order_relaxed);
+  bits.store(b, std::memory_order_relaxed);  // a display value; guards nothing
 }
 
 }  // namespace ringrl

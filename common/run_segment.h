@@ -60,8 +60,12 @@ class RunSegment {
   ActorSlot& slot(std::uint32_t i) const;
   RingHeader* ring(std::uint32_t i) const;
   WeightChannelHeader* weights() const noexcept;
-  bool stop_requested() const noexcept { return control().stop.load(std::memory_order_acquire) != 0; }
-  void request_stop() const noexcept { control().stop.store(1, std::memory_order_release); }
+  bool stop_requested() const noexcept {
+    return control().stop.load(std::memory_order_acquire) != 0;  // pairs with request_stop()'s release
+  }
+  void request_stop() const noexcept {
+    control().stop.store(1, std::memory_order_release);  // what the learner did before is seen with stop
+  }
   /// Learner only, while actor i is not running: empties ring i (head = tail = 0).
   void reset_ring(std::uint32_t i) const;
 

@@ -1,19 +1,22 @@
 #include "common/shm_segment.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/permissions.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <fmt/format.h>
 
 #include "common/errors.h"
@@ -22,23 +25,94 @@
 namespace ringrl {
 namespace {
 
-constexpr mode_t kSegmentMode = 0600;
+namespace bip = boost::interprocess;
+
+constexpr int kSegmentMode = 0600;
 constexpr auto kReadyPoll = std::chrono::milliseconds(1);
 constexpr const char* kShmDir = "/dev/shm";
 // The sweep leaves young leftovers alone: a segment without a header may be mid-creation,
 // and a fresh one of a dead creator is reclaimed by a new run of the same id anyway.
 constexpr time_t kSweepMinAgeS = 60;
 
-std::string shm_path(const std::string& name) { return "/" + name; }
-
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
+// What to do about an OS failure, by errno; empty when there is nothing better than retrying.
+const char* remedy(int err) noexcept {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+      return "check that /dev/shm is writable by this user and that the name is not another user's";
+    case ENOSPC:
+    case ENOMEM:
+    case EFBIG:
+      return "free space in /dev/shm (old ringrl-* segments?) or choose fewer actors or smaller rings";
+    case EMFILE:
+    case ENFILE:
+      return "too many open files: raise the limit (ulimit -n) or close other runs";
+    default:
+      return "";
+  }
 }
 
-void* map_fd(int fd, std::size_t bytes, const std::string& name) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) throw_errno("mmap of shared-memory segment " + name);
-  return p;
+[[noreturn]] void throw_os(int err, const std::string& what) {
+  const char* fix = remedy(err);
+  throw std::system_error(err, std::generic_category(), *fix != '\0' ? what + " (" + fix + ")" : what);
+}
+
+[[noreturn]] void throw_errno(const std::string& what) { throw_os(errno, what); }
+
+// Boost.Interprocess reports an OS failure as interprocess_exception carrying errno as its
+// native error; its own checks (mode, size) carry none, which only a misuse here could cause.
+[[noreturn]] void throw_boost(const bip::interprocess_exception& e, const std::string& what) {
+  const int err = e.get_native_error();
+  if (err == 0) throw std::system_error(EINVAL, std::generic_category(), what + ": " + e.what());
+  throw_os(err, what);
+}
+
+// Removes the name; false (errno set) when shm_unlink failed. remove() returns shm_unlink's
+// result and then only frees its path string, and free() keeps errno (glibc, POSIX.1-2024).
+bool remove_name(const std::string& name) noexcept { return bip::shared_memory_object::remove(name.c_str()); }
+
+bip::shared_memory_object open_existing(const std::string& name, bip::mode_t mode) {
+  return bip::shared_memory_object(bip::open_only, name.c_str(), mode);
+}
+
+bip::shared_memory_object create_exclusive(const std::string& name) {
+  return bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write, bip::permissions(kSegmentMode));
+}
+
+// What a leftover segment says about its creator. Shared bytes are untrusted: the header is
+// read only when the segment is large enough to hold one, and counts only with the right magic.
+struct Leftover {
+  bool exists = false;
+  bool has_header = false;  // a header with our magic
+  pid_t creator = 0;        // valid when has_header
+  time_t modified = 0;      // last modification, seconds since the epoch
+};
+
+Leftover inspect_leftover(const std::string& name) {
+  Leftover l;
+  bip::shared_memory_object shm;
+  try {
+    shm = open_existing(name, bip::read_only);
+  } catch (const bip::interprocess_exception& e) {
+    if (e.get_native_error() == ENOENT) return l;
+    throw_boost(e, "open of leftover segment " + name);
+  }
+  l.exists = true;
+  struct stat st {};
+  if (fstat(shm.get_mapping_handle().handle, &st) != 0) throw_errno("stat of leftover segment " + name);
+  l.modified = st.st_mtime;
+  if (static_cast<std::size_t>(st.st_size) < sizeof(SegmentHeader)) return l;  // never finished
+  try {
+    const bip::mapped_region region(shm, bip::read_only, 0, sizeof(SegmentHeader));
+    const auto* h = static_cast<const SegmentHeader*>(region.get_address());
+    if (h->magic == kSegmentMagic) {
+      l.has_header = true;
+      l.creator = h->creator_pid;
+    }
+  } catch (const bip::interprocess_exception& e) {
+    throw_boost(e, "map of leftover segment " + name);
+  }
+  return l;
 }
 
 }  // namespace
@@ -63,24 +137,13 @@ std::string segment_name(std::string_view run_id) {
 }
 
 bool ShmSegment::reclaim_if_stale(const std::string& name) {
-  const int fd = shm_open(shm_path(name).c_str(), O_RDONLY, 0);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    throw_errno("open of leftover segment " + name);
-  }
-  struct stat st {};
-  pid_t creator = 0;
-  if (fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= sizeof(SegmentHeader)) {
-    SegmentHeader h;
-    if (pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h.magic == kSegmentMagic)
-      creator = h.creator_pid;
-  }
-  close(fd);
+  const Leftover l = inspect_leftover(name);
+  if (!l.exists) return false;
   // A segment without a valid header was never finished by its creator: treat it as stale.
-  if (creator != 0 && process_alive(creator))
+  if (l.has_header && process_alive(l.creator))
     throw UsageError(fmt::format("segment {} belongs to a live run (creator pid {}): stop that run or choose another run id",
-                                 name, creator));
-  if (shm_unlink(shm_path(name).c_str()) != 0 && errno != ENOENT) throw_errno("unlink of stale segment " + name);
+                                 name, l.creator));
+  if (!remove_name(name) && errno != ENOENT) throw_errno("unlink of stale segment " + name);
   return true;
 }
 
@@ -95,15 +158,15 @@ std::size_t ShmSegment::reclaim_stale_segments() {
   closedir(dir);
   std::size_t removed = 0;
   for (const std::string& name : names) {
-    const int fd = shm_open(shm_path(name).c_str(), O_RDONLY, 0);
-    if (fd < 0) continue;
-    struct stat st {};
-    SegmentHeader h{};
-    const bool have_header = fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= sizeof h &&
-                             pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h.magic == kSegmentMagic;
-    close(fd);
-    if (time(nullptr) - st.st_mtime < kSweepMinAgeS || (have_header && process_alive(h.creator_pid))) continue;
-    if (shm_unlink(shm_path(name).c_str()) == 0) ++removed;
+    Leftover l;
+    try {
+      l = inspect_leftover(name);
+    } catch (const std::system_error&) {
+      continue;  // best effort: one that cannot be inspected is left alone
+    }
+    if (!l.exists || time(nullptr) - l.modified < kSweepMinAgeS || (l.has_header && process_alive(l.creator)))
+      continue;
+    if (remove_name(name)) ++removed;
   }
   return removed;
 }
@@ -114,60 +177,65 @@ ShmSegment ShmSegment::create(const std::string& name, std::size_t total_bytes, 
                                  sizeof(SegmentHeader)));
   if (run_id.size() > kMaxRunIdBytes)
     throw UsageError(fmt::format("run id '{}' is longer than {} characters", run_id, kMaxRunIdBytes));
-  int fd = shm_open(shm_path(name).c_str(), O_RDWR | O_CREAT | O_EXCL, kSegmentMode);
-  if (fd < 0 && errno == EEXIST) {
+  // Exclusive creation; a leftover of a dead creator is reclaimed once, a live one refused.
+  bip::shared_memory_object shm;
+  try {
+    shm = create_exclusive(name);
+  } catch (const bip::interprocess_exception& e) {
+    if (e.get_native_error() != EEXIST) throw_boost(e, "create of shared-memory segment " + name);
     reclaim_if_stale(name);
-    fd = shm_open(shm_path(name).c_str(), O_RDWR | O_CREAT | O_EXCL, kSegmentMode);
+    try {
+      shm = create_exclusive(name);
+    } catch (const bip::interprocess_exception& again) {
+      throw_boost(again, "create of shared-memory segment " + name);
+    }
   }
-  if (fd < 0) throw_errno("create of shared-memory segment " + name);
-  // From here on the name exists: unlink it on every failure and on crashes.
+  // From here on the name exists: remove it on every failure and on crashes.
   register_emergency_unlink(name.c_str());
-  auto fail = [&](const std::string& what) {
-    const int saved = errno;
-    close(fd);
-    shm_unlink(shm_path(name).c_str());
+  const char* step = "resize";
+  bip::mapped_region region;
+  try {
+    shm.truncate(static_cast<bip::offset_t>(total_bytes));
+    step = "map";
+    region = bip::mapped_region(shm, bip::read_write, 0, total_bytes);
+  } catch (const bip::interprocess_exception& e) {
+    remove_name(name);
     unregister_emergency_unlink(name.c_str());
-    errno = saved;
-    throw_errno(what);
-  };
-  if (fchmod(fd, kSegmentMode) != 0) fail("chmod of segment " + name);
-  if (ftruncate(fd, static_cast<off_t>(total_bytes)) != 0) fail("resize of segment " + name);
-  void* p = mmap(nullptr, total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) fail("mmap of segment " + name);
-  close(fd);
+    throw_boost(e, fmt::format("{} of shared-memory segment {} to {} bytes", step, name, total_bytes));
+  }
 
-  auto* base = static_cast<std::byte*>(p);
-  auto* h = new (base) SegmentHeader{};
+  auto* h = new (region.get_address()) SegmentHeader{};
   h->magic = kSegmentMagic;
   h->layout_version = kSegmentLayoutVersion;
   h->header_bytes = sizeof(SegmentHeader);
   h->total_bytes = total_bytes;
   h->creator_pid = getpid();
   std::memcpy(h->run_id, run_id.data(), run_id.size());
-  return ShmSegment(name, base, total_bytes, /*owner=*/true);
+  return ShmSegment(name, std::move(region), /*owner=*/true);
 }
 
 ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& options) {
-  const int fd = shm_open(shm_path(name).c_str(), O_RDWR, 0);
-  if (fd < 0) {
-    if (errno == ENOENT)
+  bip::shared_memory_object shm;
+  try {
+    shm = open_existing(name, bip::read_write);
+  } catch (const bip::interprocess_exception& e) {
+    if (e.get_native_error() == ENOENT)
       throw UsageError(fmt::format("segment {} does not exist: expected a running learner to have created it", name));
-    throw_errno("open of shared-memory segment " + name);
+    throw_boost(e, "open of shared-memory segment " + name);
   }
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    throw_errno("stat of segment " + name);
-  }
-  const auto bytes = static_cast<std::size_t>(st.st_size);
-  if (bytes < sizeof(SegmentHeader)) {
-    close(fd);
+  bip::offset_t size = 0;
+  if (!shm.get_size(size)) throw_errno("stat of segment " + name);
+  const auto bytes = static_cast<std::size_t>(size);
+  if (bytes < sizeof(SegmentHeader))
     throw UsageError(fmt::format("segment {} has size {}: expected at least a {}-byte header", name, bytes,
                                  sizeof(SegmentHeader)));
+  bip::mapped_region region;
+  try {
+    region = bip::mapped_region(shm, bip::read_write, 0, bytes);
+  } catch (const bip::interprocess_exception& e) {
+    throw_boost(e, fmt::format("map of shared-memory segment {} ({} bytes)", name, bytes));
   }
-  auto* base = static_cast<std::byte*>(map_fd(fd, bytes, name));
-  close(fd);
-  ShmSegment seg(name, base, bytes, /*owner=*/false);  // unmaps on any throw below
+  ShmSegment seg(name, std::move(region), /*owner=*/false);  // unmaps on any throw below
   const SegmentHeader& h = seg.header();
   if (h.magic != kSegmentMagic)
     throw UsageError(fmt::format("segment {}: bad magic {:#018x}, expected {:#018x} (not a ringrl segment)", name,
@@ -199,23 +267,18 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
   return seg;
 }
 
+ShmSegment::ShmSegment(std::string name, bip::mapped_region region, bool owner) noexcept
+    : name_(std::move(name)), region_(std::move(region)), owner_(owner) {}
+
 ShmSegment::ShmSegment(ShmSegment&& other) noexcept
-    : name_(std::move(other.name_)), base_(other.base_), size_(other.size_), owner_(other.owner_) {
-  other.base_ = nullptr;
-  other.size_ = 0;
-  other.owner_ = false;
-}
+    : name_(std::move(other.name_)), region_(std::move(other.region_)), owner_(std::exchange(other.owner_, false)) {}
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   if (this != &other) {
     release();
     name_ = std::move(other.name_);
-    base_ = other.base_;
-    size_ = other.size_;
-    owner_ = other.owner_;
-    other.base_ = nullptr;
-    other.size_ = 0;
-    other.owner_ = false;
+    region_ = std::move(other.region_);
+    owner_ = std::exchange(other.owner_, false);
   }
   return *this;
 }
@@ -223,13 +286,11 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
 ShmSegment::~ShmSegment() { release(); }
 
 void ShmSegment::release() noexcept {
-  if (base_ != nullptr) munmap(base_, size_);
+  region_ = bip::mapped_region();  // unmaps (a moved-from or empty region maps nothing)
   if (owner_) {
-    shm_unlink(shm_path(name_).c_str());
+    remove_name(name_);
     unregister_emergency_unlink(name_.c_str());
   }
-  base_ = nullptr;
-  size_ = 0;
   owner_ = false;
 }
 

@@ -9,6 +9,13 @@
 // A leftover segment whose creator pid is no longer running (a crashed run) is reclaimed by
 // create(); one whose creator is alive is refused with a UsageError.
 //
+// The OS object is handled through Boost.Interprocess: shared_memory_object (create_only for
+// exclusive creation, permissions 0600) to create and open, mapped_region to map and unmap,
+// shared_memory_object::remove to unlink. Its interprocess_exception never leaves this class:
+// OS failures become std::system_error with errno, and name the segment and what to do.
+// Only the crash/second-signal path in common/signals.cc unlinks with ::shm_unlink itself,
+// because it runs in a signal handler (see there).
+//
 // Names: segment_name(run_id) = "ringrl-<uid>-<run id>", mode 0600. Run ids are 1..48 chars
 // of [A-Za-z0-9._-].
 //
@@ -25,6 +32,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+
+#include <boost/interprocess/mapped_region.hpp>
 
 namespace ringrl {
 
@@ -78,23 +87,21 @@ class ShmSegment {
   ShmSegment& operator=(const ShmSegment&) = delete;
   ~ShmSegment();
 
-  std::byte* data() const noexcept { return base_; }
-  std::size_t size() const noexcept { return size_; }
+  std::byte* data() const noexcept { return static_cast<std::byte*>(region_.get_address()); }
+  std::size_t size() const noexcept { return region_.get_size(); }
   const std::string& name() const noexcept { return name_; }
   bool is_owner() const noexcept { return owner_; }
-  SegmentHeader& header() const noexcept { return *reinterpret_cast<SegmentHeader*>(base_); }
+  SegmentHeader& header() const noexcept { return *reinterpret_cast<SegmentHeader*>(data()); }
   /// Creator only: publishes the layout to attachers.
   void mark_ready() noexcept { header().ready.store(1, std::memory_order_release); }
 
  private:
-  ShmSegment(std::string name, std::byte* base, std::size_t size, bool owner) noexcept
-      : name_(std::move(name)), base_(base), size_(size), owner_(owner) {}
+  ShmSegment(std::string name, boost::interprocess::mapped_region region, bool owner) noexcept;
   void release() noexcept;
 
   std::string name_;
-  std::byte* base_ = nullptr;
-  std::size_t size_ = 0;
-  bool owner_ = false;
+  boost::interprocess::mapped_region region_;  // the whole segment, read-write; unmapped on release
+  bool owner_ = false;                         // creator: removes the name on release
 };
 
 /// True when `pid` names a running process (or one we may not signal).

@@ -1,5 +1,6 @@
 #include "common/signals.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,20 +27,33 @@ struct EmergencySlot {
 EmergencySlot g_slots[kMaxEmergencyNames];
 std::mutex g_slots_mu;  // guards writers of g_slots; the handler only reads
 
+// Runs inside a signal handler, so it may only make async-signal-safe calls. That is why it
+// calls ::shm_unlink on a prepared "/name" and not boost::interprocess::shared_memory_object::
+// remove(), which the segment uses everywhere else: remove() builds a std::string (malloc, not
+// async-signal-safe: a crash inside malloc would deadlock here) and catches exceptions.
 void emergency_unlink_all() noexcept {
   for (auto& slot : g_slots)
-    if (slot.used.load(std::memory_order_acquire) == 1) shm_unlink(slot.name);
+    if (slot.used.load(std::memory_order_acquire) == 1) shm_unlink(slot.name);  // acquire: the name is complete
 }
 
-void die_with(int sig) {
+// Ends the process as killed by `sig`. The handler runs with `sig` blocked, so it is unblocked
+// after restoring the default action; raise() then terminates at once with the signal status a
+// parent and a shell expect. _exit() is the fallback should the signal somehow not end it.
+[[noreturn]] void die_with(int sig) noexcept {
   signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
   raise(sig);
   _exit(128 + sig);
 }
 
 void on_shutdown_signal(int sig) {
   int expected = 0;
-  if (!g_shutdown_signal.compare_exchange_strong(expected, sig)) {
+  // acq_rel: the first signal's store is seen by the poller's acquire load; a later one sees it.
+  if (!g_shutdown_signal.compare_exchange_strong(expected, sig, std::memory_order_acq_rel,
+                                                 std::memory_order_acquire)) {
     // Second request: the orderly path is not finishing; clean up and go.
     emergency_unlink_all();
     die_with(sig);
@@ -73,7 +87,8 @@ int shutdown_signal() noexcept { return g_shutdown_signal.load(std::memory_order
 void clear_shutdown_request() noexcept { g_shutdown_signal.store(0, std::memory_order_release); }
 void request_shutdown(int sig) noexcept {
   int expected = 0;
-  g_shutdown_signal.compare_exchange_strong(expected, sig);
+  // Only the first request is kept; release so a poller that sees it sees what came before.
+  g_shutdown_signal.compare_exchange_strong(expected, sig, std::memory_order_acq_rel, std::memory_order_relaxed);
 }
 
 void register_emergency_unlink(const char* shm_name) {

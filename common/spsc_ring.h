@@ -26,9 +26,14 @@
 // frame stays inside the buffer and behind the published head, and that a padding frame ends
 // exactly at the buffer end. A failed check returns PeekStatus::kCorrupt with a message; the
 // reader then stays in that state (the ring must be reset by its owner).
+//
+// Preconditions (commit() only after a successful try_reserve(), release() only after a peek()
+// that returned a record, reservations within max_record_bytes(), power-of-two capacity) are
+// checked with assert(): on in debug builds, compiled out of release builds.
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -102,7 +107,9 @@ class RingWriter {
         max_record_(ring->max_record_bytes),
         publish_every_(publish_every == 0 ? 1 : publish_every),
         head_(ring->head.load(std::memory_order_relaxed)),
-        tail_cache_(ring->tail.load(std::memory_order_acquire)) {}
+        tail_cache_(ring->tail.load(std::memory_order_acquire)) {
+    assert(capacity_ != 0 && (capacity_ & mask_) == 0 && "ring capacity must be a power of two (init_ring)");
+  }
   RingWriter(const RingWriter&) = delete;
   RingWriter& operator=(const RingWriter&) = delete;
   RingWriter(RingWriter&&) noexcept = default;
@@ -116,6 +123,7 @@ class RingWriter {
   /// consumer can make room). At most one reservation is open; commit() closes it.
   /// Precondition: length <= max_record_bytes().
   [[nodiscard]] std::byte* try_reserve(std::uint32_t length) noexcept {
+    assert(length <= max_record_ && "try_reserve() larger than max_record_bytes(): it could never fit");
     const std::uint64_t frame = frame_bytes(length);
     const std::uint64_t offset = head_ & mask_;
     const std::uint64_t to_end = capacity_ - offset;
@@ -133,12 +141,16 @@ class RingWriter {
       head_ += pad;
     }
     reserved_length_ = length;
+    reservation_open_ = true;
     return data_ + (head_ & mask_) + sizeof(RecordHeader);
   }
 
   /// Producer: completes the open reservation as a record of `type` (1..kMaxRecordType) made
   /// with weights `version`. Publishes head every `publish_every` commits.
   void commit(std::uint16_t type, std::uint64_t version) noexcept {
+    assert(reservation_open_ && "commit() without a successful try_reserve()");
+    assert(type != kPaddingRecordType && type <= kMaxRecordType && "commit() type must be 1..kMaxRecordType");
+    reservation_open_ = false;
     const RecordHeader h{reserved_length_, type, 0, version};
     std::memcpy(data_ + (head_ & mask_), &h, sizeof h);
     head_ += frame_bytes(reserved_length_);
@@ -154,14 +166,15 @@ class RingWriter {
 
   /// Producer: copies one record in, waiting (spin, yield, sleep) while the ring is full.
   /// Returns false when `stop` became non-zero or `timeout` passed first, or when `length`
-  /// exceeds max_record_bytes() (such a record can never fit).
+  /// exceeds max_record_bytes() (such a record can never fit). `payload` may be null when
+  /// `length` is 0.
   bool push(std::uint16_t type, std::uint64_t version, const void* payload, std::uint32_t length,
             const std::atomic<std::uint32_t>* stop, std::chrono::nanoseconds timeout) {
     if (length > max_record_) return false;
     std::byte* dst = nullptr;
     const auto r = wait_until([&] { return (dst = try_reserve(length)) != nullptr; }, stop, timeout);
     if (r != WaitResult::kReady) return false;
-    std::memcpy(dst, payload, length);
+    if (length != 0) std::memcpy(dst, payload, length);  // an empty payload may be a null pointer
     commit(type, version);
     return true;
   }
@@ -177,6 +190,7 @@ class RingWriter {
   std::uint64_t tail_cache_ = 0;  // last tail seen
   std::uint32_t reserved_length_ = 0;
   std::uint32_t unpublished_ = 0;
+  bool reservation_open_ = false;  // between a successful try_reserve() and commit(); for asserts
 };
 
 /// A record as seen by the consumer; valid until release().
@@ -205,7 +219,9 @@ class RingReader {
         allowed_(allowed_types & ~std::uint64_t{1}),
         tail_(ring->tail.load(std::memory_order_relaxed)),
         head_cache_(tail_),
-        release_batch_(ring->capacity / kReleaseFraction) {}
+        release_batch_(ring->capacity / kReleaseFraction) {
+    assert(capacity_ != 0 && (capacity_ & mask_) == 0 && "ring capacity must be a power of two (init_ring)");
+  }
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
   RingReader(RingReader&&) noexcept = default;
@@ -251,6 +267,7 @@ class RingReader {
 
   /// Consumer: consumes the record returned by the last successful peek().
   void release() noexcept {
+    assert(peeked_frame_ != 0 && "release() without a peek() that returned a record");
     tail_ += peeked_frame_;
     pending_release_ += peeked_frame_;
     peeked_frame_ = 0;

@@ -63,9 +63,9 @@ void Supervisor::spawn(std::uint32_t slot) {
   argv.push_back(nullptr);
   const pid_t parent = getpid();
   ActorSlot& s = segment_.slot(slot);
-  s.state.store(static_cast<std::uint32_t>(ActorState::kStarting), std::memory_order_relaxed);
-  s.heartbeat_ns.store(steady_now_ns(), std::memory_order_relaxed);
-  s.incarnation.fetch_add(1, std::memory_order_relaxed);
+  s.state.store(static_cast<std::uint32_t>(ActorState::kStarting), std::memory_order_relaxed);  // display only
+  s.heartbeat_ns.store(steady_now_ns(), std::memory_order_relaxed);  // a timestamp: only its age is read
+  s.incarnation.fetch_add(1, std::memory_order_relaxed);  // a counter read as a snapshot; guards no data
 
   const pid_t pid = fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of actor process");
@@ -82,7 +82,7 @@ void Supervisor::spawn(std::uint32_t slot) {
   Child& c = children_[slot];
   c.pid = pid;
   c.started_at = std::chrono::steady_clock::now();
-  s.pid.store(pid, std::memory_order_relaxed);
+  s.pid.store(pid, std::memory_order_relaxed);  // informational: children_ holds the pid the supervisor uses
 }
 
 void Supervisor::on_exit(std::uint32_t slot, int status) {
@@ -90,17 +90,17 @@ void Supervisor::on_exit(std::uint32_t slot, int status) {
   ActorSlot& s = segment_.slot(slot);
   const pid_t pid = c.pid;
   c.pid = 0;
-  s.pid.store(0, std::memory_order_relaxed);
+  s.pid.store(0, std::memory_order_relaxed);  // informational: children_ holds the pid the supervisor uses
   const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (stopped_ || (clean && segment_.stop_requested())) {
-    s.state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);
+    s.state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);  // display only
     return;
   }
   // The dead producer's published records stay in its ring for the learner; a frame it had
   // reserved but not published is overwritten, since the next writer starts at the published head.
   if (c.restarts >= options_.max_restarts) {
     c.failed = true;
-    s.state.store(static_cast<std::uint32_t>(ActorState::kFailed), std::memory_order_relaxed);
+    s.state.store(static_cast<std::uint32_t>(ActorState::kFailed), std::memory_order_relaxed);  // display only
     spdlog::error("actor {} (pid {}) ended with {}; it used all {} restarts and stays down", slot, pid,
                   describe_wait_status(status), options_.max_restarts);
     return;
@@ -109,8 +109,8 @@ void Supervisor::on_exit(std::uint32_t slot, int status) {
   if (delay > options_.max_restart_backoff) delay = options_.max_restart_backoff;
   c.restart_at = std::chrono::steady_clock::now() + delay;
   ++c.restarts;
-  s.restarts.store(c.restarts, std::memory_order_relaxed);
-  s.state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);
+  s.restarts.store(c.restarts, std::memory_order_relaxed);  // a counter for display; c.restarts is the truth
+  s.state.store(static_cast<std::uint32_t>(ActorState::kExited), std::memory_order_relaxed);  // display only
   spdlog::warn("actor {} (pid {}) ended with {}; restart {}/{} in {} ms", slot, pid, describe_wait_status(status),
                c.restarts, options_.max_restarts, delay.count());
 }
@@ -126,7 +126,7 @@ std::uint32_t Supervisor::poll() {
       if (r == c.pid) {
         on_exit(i, status);
       } else if (options_.heartbeat_timeout.count() > 0 && !stopped_) {
-        const std::uint64_t hb = segment_.slot(i).heartbeat_ns.load(std::memory_order_relaxed);
+        const std::uint64_t hb = segment_.slot(i).heartbeat_ns.load(std::memory_order_relaxed);  // age only
         const auto age = std::chrono::nanoseconds(steady_now_ns() - hb);
         if (age > options_.heartbeat_timeout) {
           spdlog::warn("actor {} (pid {}) sent no heartbeat for {} ms; killing it", i, c.pid,

@@ -20,14 +20,26 @@ KinematicOptions kinematic_options(const MazeEnvInfo& info, const MazeEnvOptions
       .scale(info.scale)
       .ant_shaped(!options.compact)
       .observe_block(options.observe_block)
-      .task_mode(options.task_mode);
+      .task_mode(options.task_mode)
+      .max_step(options.max_step);
 }
 
 void check_mujoco_options(const MazeEnvInfo& info, const MazeEnvOptions& options) {
   if (options.compact || options.observe_block)
     throw UsageError("env " + info.name +
                      ": compact and observe_block apply to the kinematic envs only");
+  if (options.max_step != kDefaultKinematicMaxStep)
+    throw UsageError("env " + info.name + ": max_step applies to the kinematic envs only, got " +
+                     std::to_string(options.max_step));
 }
+
+// Half-ranges of the §6.1 full-state goal box, per block of obs[0:15].
+constexpr float kGoalRangeXy = 10.0f;        // dims 0, 1: dx, dy
+constexpr float kGoalRangeZ = 0.5f;          // dim 2: dz
+constexpr float kGoalRangeQuat = 1.0f;       // dims 3-6: quaternion w, x, y, z
+constexpr float kGoalRangeHip = 0.5f;        // dims 7, 9, 11, 13: hip angles (rad)
+constexpr float kGoalRangeAnkle = 0.3f;      // dims 8, 10, 12, 14: ankle angles (rad)
+constexpr int kFirstJointDim = 7;            // obs index of hip_1
 
 }  // namespace
 
@@ -75,6 +87,26 @@ EnvSpec maze_env_spec(const std::string& name, const MazeEnvOptions& options) {
 #else
   throw UsageError("env " + name + " needs MuJoCo, and this build has none");
 #endif
+}
+
+Box maze_subgoal_box(const std::string& name, const MazeEnvOptions& options) {
+  const MazeEnvInfo& info = maze_env_info(name);
+  const bool ant_shaped = info.mujoco ? info.scale == kAntScale : !options.compact;
+  if (info.mujoco) check_mujoco_options(info, options);
+  else kinematic_options(info, options).validate();
+  Box box;
+  if (!ant_shaped) return box;
+  box.high.resize(kFullStateGoalDim);
+  for (int j = 0; j < kFullStateGoalDim; ++j) {
+    float r = kGoalRangeQuat;
+    if (j < 2) r = kGoalRangeXy;
+    else if (j == 2) r = kGoalRangeZ;
+    else if (j >= kFirstJointDim) r = (j - kFirstJointDim) % 2 == 0 ? kGoalRangeHip : kGoalRangeAnkle;
+    box.high[static_cast<std::size_t>(j)] = r;
+  }
+  box.low.resize(box.high.size());
+  for (std::size_t j = 0; j < box.high.size(); ++j) box.low[j] = -box.high[j];
+  return box;
 }
 
 std::unique_ptr<Env> make_maze_env(const std::string& name, const MazeEnvOptions& options) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "envs/env.h"
+#include "envs/maze/kinematic_env.h"
 #include "envs/maze/layout.h"
 #include "envs/maze/tasks.h"
 
@@ -23,6 +24,8 @@ struct MazeEnvOptions {
   TaskMode task_mode = TaskMode::kSingle;  // Push/Fall: fixed (paper) or uniform targets
   bool compact = false;                    // kinematic: compact obs and 2-D action
   bool observe_block = false;              // kinematic Push/Fall: block centre in the obs
+  double max_step = kDefaultKinematicMaxStep;  // kinematic: displacement per step at full
+                                               // command (world units, > 0)
 };
 
 /// What a name stands for, without building the env (no MuJoCo model is compiled).
@@ -45,6 +48,16 @@ Layout maze_env_layout(const std::string& name);
 
 /// The spec of `name` with `options`, without building the env.
 EnvSpec maze_env_spec(const std::string& name, const MazeEnvOptions& options = {});
+
+/// Length of the full-state goal space: the ant's qpos, obs[0:15] (spec §6.1).
+inline constexpr int kFullStateGoalDim = 15;
+
+/// The full-state goal box of `name` (spec §6.1, the hiro_orig box): per-dimension bounds on
+/// obs[0:15] = (x, y, z, quaternion w x y z, hip/ankle angles) for envs whose observation
+/// starts with the ant's qpos: the ant envs and the ant-shaped kinematic envs. An empty Box
+/// (dim() == 0) for point-maze and the compact kinematic envs, which only have the x,y goal
+/// space. Throws UsageError like maze_env_spec().
+Box maze_subgoal_box(const std::string& name, const MazeEnvOptions& options = {});
 
 /// A new env. Throws UsageError for an unknown name or options that do not apply, and
 /// MujocoError when a model fails to compile (or MuJoCo is not built in).

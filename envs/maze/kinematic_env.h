@@ -33,6 +33,9 @@
 
 namespace ringrl::envs::maze {
 
+/// Default displacement per step at full command (world units; spec §13's example value).
+inline constexpr double kDefaultKinematicMaxStep = 0.5;
+
 /// Options of the stand-in; the defaults are the ant-scale, ant-shaped Maze.
 class KinematicOptions {
  public:
@@ -65,7 +68,7 @@ class KinematicOptions {
   MazeKind maze_ = MazeKind::kMaze;
   double scale_ = kAntScale;
   bool ant_shaped_ = true;
-  double max_step_ = 0.5;
+  double max_step_ = kDefaultKinematicMaxStep;
   double radius_ = 0.5;
   bool observe_block_ = false;
   TaskMode task_mode_ = TaskMode::kSingle;

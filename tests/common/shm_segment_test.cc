@@ -5,6 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <system_error>
+
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <gtest/gtest.h>
 
 #include "common/errors.h"
@@ -171,6 +177,85 @@ TEST(ShmSegment, NewRunSweepsLeftoversOfDeadCreatorsOnly) {
   RunSegment run = RunSegment::create(unique_run_id("sweeper"), o);  // a different run id
   EXPECT_FALSE(shm_exists(dead)) << "the dead creator's segment was reclaimed";
   EXPECT_TRUE(shm_exists(live.name())) << "a live run's segment is kept";
+}
+
+TEST(ShmSegment, MoveAssignmentReleasesTheOldSegment) {
+  const std::string id1 = unique_run_id("move-a");
+  const std::string id2 = unique_run_id("move-b");
+  ShmSegment a = ShmSegment::create(segment_name(id1), 4096, id1);
+  ShmSegment b = ShmSegment::create(segment_name(id2), 8192, id2);
+  const std::string old_name = a.name();
+  a = std::move(b);
+  EXPECT_FALSE(shm_exists(old_name)) << "the segment a owned was unmapped and removed";
+  EXPECT_EQ(a.name(), segment_name(id2));
+  EXPECT_EQ(a.size(), 8192u);
+  EXPECT_TRUE(a.is_owner());
+  EXPECT_EQ(b.data(), nullptr) << "a moved-from segment maps nothing";
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_FALSE(b.is_owner());
+}
+
+TEST(ShmSegment, OsFailureIsASystemErrorNamingTheSegment) {
+  // A second '/' makes the name invalid for shm_open.
+  const std::string bad = "ringrl-test/" + unique_run_id("bad");
+  try {
+    ShmSegment::create(bad, 4096, "x");
+    FAIL() << "created a segment with an invalid name";
+  } catch (const UsageError& e) {
+    FAIL() << "an OS failure became a UsageError: " << e.what();
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EINVAL);
+    EXPECT_NE(std::string(e.what()).find("create of shared-memory segment " + bad), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShmSegment, MappingFailureSaysWhatToDoAndLeavesNothingBehind) {
+  // Far beyond any address space: the size is accepted, the mapping is not.
+  const std::string id = unique_run_id("huge");
+  const std::string name = segment_name(id);
+  constexpr std::size_t kHuge = std::size_t{1} << 62;
+  try {
+    ShmSegment::create(name, kHuge, id);
+    FAIL() << "mapped " << kHuge << " bytes";
+  } catch (const std::system_error& e) {
+    const int err = e.code().value();
+    EXPECT_TRUE(err == ENOMEM || err == ENOSPC || err == EFBIG) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find(name), std::string::npos) << what;
+    EXPECT_NE(what.find("smaller rings"), std::string::npos) << "the message says what to do: " << what;
+  }
+  EXPECT_FALSE(shm_exists(name)) << "a failed create removes the name";
+}
+
+TEST(ShmSegment, UnfinishedLeftoverIsReclaimedAndCannotBeAttached) {
+  // A leftover that never got its size (its creator died right after creating the name).
+  namespace bip = boost::interprocess;
+  const std::string id = unique_run_id("unfinished");
+  const std::string name = segment_name(id);
+  { const bip::shared_memory_object made(bip::create_only, name.c_str(), bip::read_write, bip::permissions(0600)); }
+  ASSERT_TRUE(shm_exists(name));
+  const std::string e = attach_error(name);
+  EXPECT_NE(e.find("has size 0"), std::string::npos) << e;
+  ShmSegment s = ShmSegment::create(name, 4096, id);  // no header, so no live creator: reclaimed
+  EXPECT_EQ(s.header().creator_pid, getpid());
+}
+
+TEST(ShmSegment, ForeignBytesAreNotTrustedAsAHeader) {
+  // Header-sized garbage whose "creator pid" field happens to name a live process (this one).
+  namespace bip = boost::interprocess;
+  const std::string id = unique_run_id("foreign");
+  const std::string name = segment_name(id);
+  {
+    bip::shared_memory_object shm(bip::create_only, name.c_str(), bip::read_write, bip::permissions(0600));
+    shm.truncate(4096);
+    bip::mapped_region r(shm, bip::read_write);
+    std::memset(r.get_address(), 0x5a, r.get_size());
+    const std::int32_t me = getpid();
+    std::memcpy(static_cast<std::byte*>(r.get_address()) + offsetof(SegmentHeader, creator_pid), &me, sizeof me);
+  }
+  EXPECT_TRUE(ShmSegment::reclaim_if_stale(name)) << "wrong magic: not a live run's segment";
+  EXPECT_FALSE(shm_exists(name));
+  EXPECT_FALSE(ShmSegment::reclaim_if_stale(name)) << "nothing left to reclaim";
 }
 
 TEST(RunSegment, LayoutValidationNamesTheValue) {

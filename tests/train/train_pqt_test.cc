@@ -86,16 +86,17 @@ std::vector<nlohmann::json> results(const fs::path& dir) {
 }
 
 // The checkpoint's metadata JSON (after the 8-byte magic and its 8-byte length).
+// What `ringrl checkpoint show --json` reports for `file`; null when it cannot be read.
+nlohmann::json checkpoint_info(const fs::path& file) {
+  const RunResult r = run({"checkpoint", "show", "--json", file.string()});
+  if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) return {};
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// The run metadata of checkpoint `file`; null when it cannot be read.
 nlohmann::json checkpoint_meta(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string b = ss.str();
-  if (b.size() < 16) return {};
-  std::uint64_t len = 0;
-  std::memcpy(&len, b.data() + 8, sizeof len);
-  if (len > b.size() - 16) return {};
-  return nlohmann::json::parse(b.substr(16, len));
+  const nlohmann::json info = checkpoint_info(file);
+  return info.is_object() && info.contains("run") ? info["run"] : nlohmann::json();
 }
 
 fs::path fresh_dir(const std::string& name) {
@@ -134,7 +135,70 @@ TEST_F(TrainPqt, TwoActorsFindACorrectProgramWithinTheBudget) {
   // Run directory contents.
   for (const char* f : {"config.json", "metrics.csv", "solutions.txt"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
   EXPECT_FALSE(fs::exists(dir / "checkpoint.bin")) << "a finished repetition leaves no checkpoint";
+  // ... but its final model, which loads into a learner made from the run's config.
+  const nlohmann::json model = checkpoint_info(dir / "model-rep0.ckpt");
+  ASSERT_TRUE(model.is_object()) << "no loadable final model";
+  EXPECT_EQ(model["algorithm"], "pqt");
+  EXPECT_TRUE(model["run"]["final"].get<bool>());
+  EXPECT_EQ(model["run"]["npe"], res[0]["npe"]);
+  EXPECT_TRUE(model["model"]["loaded"].get<bool>()) << model.dump();
+  EXPECT_EQ(model["model"]["version"], res[0]["num_batches"]);
   fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, BudgetEndLeavesALoadableModelAndBadCheckpointsAreOneLineExitOne) {
+  const fs::path dir = fresh_dir("budget");
+  auto args = small_job(dir);
+  args[3] = "reverse";  // not solved within 20k programs
+  args.insert(args.end(), {"--max-npe", "20000"});
+  const RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_FALSE(res[0]["found_solution"].get<bool>());
+  const fs::path model = dir / "model-rep0.ckpt";
+  const nlohmann::json info = checkpoint_info(model);
+  ASSERT_TRUE(info.is_object()) << "no loadable final model";
+  EXPECT_TRUE(info["model"]["loaded"].get<bool>());
+
+  // --resume of a finished run says so in one line and changes nothing.
+  const RunResult again = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  EXPECT_TRUE(WIFEXITED(again.status) && WEXITSTATUS(again.status) == 0) << again.err;
+  EXPECT_NE(again.err.find("already done"), std::string::npos) << again.err;
+  EXPECT_EQ(results(dir).size(), 1u);
+
+  // A damaged copy: one line naming the file, exit status 1.
+  std::string bytes;
+  {
+    std::ifstream in(model, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  ASSERT_GT(bytes.size(), 100u);
+  const fs::path damaged = dir / "damaged.ckpt";
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+  std::ofstream(damaged, std::ios::binary) << bytes;
+  const RunResult bad = run({"checkpoint", "show", damaged.string()});
+  EXPECT_TRUE(WIFEXITED(bad.status) && WEXITSTATUS(bad.status) == 1) << bad.err;
+  EXPECT_NE(bad.err.find(damaged.string()), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+
+  // A damaged checkpoint.bin stops --resume the same way, before any actor starts.
+  const fs::path dir2 = fresh_dir("budget-resume");
+  fs::create_directories(dir2);
+  fs::copy_file(dir / "config.json", dir2 / "config.json");
+  fs::copy_file(damaged, dir2 / "checkpoint.bin");
+  const RunResult resume_bad = run({"train", "pqt", "--run-dir", dir2.string(), "--resume"});
+  EXPECT_TRUE(WIFEXITED(resume_bad.status) && WEXITSTATUS(resume_bad.status) == 1) << resume_bad.err;
+  EXPECT_NE(resume_bad.err.find("checkpoint.bin"), std::string::npos) << resume_bad.err;
+  // A foreign file: one line.
+  std::ofstream(dir2 / "checkpoint.bin", std::ios::binary) << "not a checkpoint at all, just some text\n";
+  const RunResult foreign = run({"train", "pqt", "--run-dir", dir2.string(), "--resume"});
+  EXPECT_TRUE(WIFEXITED(foreign.status) && WEXITSTATUS(foreign.status) == 1) << foreign.err;
+  EXPECT_NE(foreign.err.find("ringrl: error: checkpoint"), std::string::npos) << foreign.err;
+  fs::remove_all(dir);
+  fs::remove_all(dir2);
 }
 
 TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
@@ -175,7 +239,7 @@ TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
   const auto res = results(dir);
   ASSERT_EQ(res.size(), 1u);
   EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), ck_npe) << "NPE continues from the checkpoint";
-  EXPECT_GE(res[0]["num_batches"].get<std::uint64_t>(), meta.value("num_batches", std::uint64_t{0}));
+  EXPECT_GE(res[0]["num_batches"].get<std::uint64_t>(), meta.value("version", std::uint64_t{0}));
   // A second resume has nothing left to do, and a run without --resume refuses the directory.
   const RunResult again = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
   EXPECT_TRUE(WIFEXITED(again.status) && WEXITSTATUS(again.status) == 0) << again.err;

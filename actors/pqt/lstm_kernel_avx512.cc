@@ -1,0 +1,5 @@
+// The avx512 build of the sampling kernel (see actors/pqt/lstm_kernel_impl.h). Eigen is renamed so
+// its instantiations here stay private to this translation unit's instruction set.
+#define Eigen ringrl_eigen_avx512
+#define RINGRL_KERNEL_FACTORY make_kernel_avx512
+#include "actors/pqt/lstm_kernel_impl.h"

@@ -1,0 +1,90 @@
+// `ringrl profile learner`: the PQT learner alone on sampled batches, with a Chrome trace.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/pqt_config.h"
+#include "bench/pqt/npe_bench.h"
+#include "common/errors.h"
+#include "common/weight_channel.h"
+#include "learner/cuda_support.h"
+#include "learner/profile.h"
+#include "learner/pqt/pqt_update.h"
+#include "learner/threads.h"
+
+namespace ringrl::app {
+namespace {
+
+constexpr int kProfileSyntheticBatches = 8;  // distinct sampled batches cycled through
+
+struct ProfileCli {
+  std::string mode = "pqt", task = "reverse", device = "auto", trace, config;
+  std::vector<std::string> sets;
+  int steps = 100;
+};
+
+void run_profile(const ProfileCli& c) {
+  if (c.trace.empty()) throw UsageError("--trace FILE is required: expected the Chrome trace output path");
+  if (c.steps < 1) throw UsageError(fmt::format("--steps {}: expected at least 1", c.steps));
+  std::vector<std::string> sets{"task=" + c.task, "device=" + c.device};
+  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
+  const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
+  learner::set_torch_threads();
+  learner::PqtLearner learner(learner_options_from(cfg));
+  const auto batches = bench::synthetic_batches(learner, actor_options_from(cfg), kProfileSyntheticBatches);
+  std::vector<float> blob(learner.layout().num_floats());
+  const std::size_t channel_bytes = weight_channel_bytes(blob.size() * sizeof(float));
+  std::unique_ptr<std::byte, decltype(&std::free)> channel_mem(
+      static_cast<std::byte*>(std::aligned_alloc(64, (channel_bytes + 63) / 64 * 64)), &std::free);
+  WeightWriter channel(init_weight_channel(channel_mem.get(), blob.size() * sizeof(float)));
+
+  learner::PhaseProfiler profiler;
+  profiler.set_device_sync(learner.device_synchronizer());
+  for (int s = 0; s < c.steps; ++s) {
+    const learner::EpisodeBatch* batch = nullptr;
+    {
+      auto scope = learner::profile_scope(&profiler, learner::Phase::kWaitData);
+      batch = &batches[static_cast<std::size_t>(s) % batches.size()];
+    }
+    learner.step(*batch, &profiler);
+    {
+      auto scope = learner::profile_scope(&profiler, learner::Phase::kPublish);
+      learner.write_blob(blob.data());
+      channel.publish(blob.data(), blob.size() * sizeof(float));
+    }
+  }
+  profiler.write_chrome_trace(c.trace);
+  const std::string dev = learner.device();
+  const std::string dev_line =
+      dev.rfind("cuda", 0) == 0
+          ? learner::describe_cuda_device(dev.size() > 5 ? std::stoi(dev.substr(5)) : 0)
+          : (learner::built_with_cuda() ? "cpu (CUDA build, no device visible)" : "cpu (LibTorch without CUDA)");
+  std::printf("profile learner: %d steps, mode %s, device %s, B=%d T=%d\n%s", c.steps,
+              learner::train_mode_name(learner.options().mode), dev_line.c_str(), learner.options().batch_size,
+              learner.options().max_len, profiler.summary_table().c_str());
+  std::printf("trace: %s (open in Perfetto or chrome://tracing)\n", c.trace.c_str());
+}
+
+void add_profile_commands(CommandTree& tree) {
+  CLI::App* profile = &tree.profile;
+  auto p = std::make_shared<ProfileCli>();
+  CLI::App* pl = profile->add_subcommand("learner", "Run the learner alone on sampled batches; write a Chrome trace");
+  pl->add_option("--mode", p->mode, "pqt, pg, pg+pqt (config preset)")->capture_default_str();
+  pl->add_option("--task", p->task, "Task whose rewards the batches carry")->capture_default_str();
+  pl->add_option("--steps", p->steps, "Learner steps")->capture_default_str();
+  pl->add_option("--device", p->device, "auto, cpu or cuda:N")->capture_default_str();
+  pl->add_option("--trace", p->trace, "Chrome trace output (JSON)")->required();
+  pl->add_option("--config", p->config, "Config file (default: configs/pqt.json)");
+  pl->add_option("--set", p->sets, "Override a config key (repeatable)");
+  pl->callback([p] { run_profile(*p); });
+
+}
+
+const CommandFamily kRegistration(kOrderProfile, add_profile_commands);
+
+}  // namespace
+}  // namespace ringrl::app

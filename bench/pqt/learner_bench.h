@@ -1,0 +1,44 @@
+// bench_learner_step: updates/s of PqtLearner::step vs a bare LibTorch forward + backward +
+// optimizer step on the same batch, measured in one process, interleaved in rounds.
+//
+// Two bare baselines, both with the same loss formula, autograd backward and
+// torch::optim::RMSprop (dense), and without batch building, clipping, sparse rows,
+// baselines, queue or stats:
+// * bare: the plain LibTorch LSTM (per-step autograd ops, Policy::forward_reference);
+// * bare_fused: the same fused LSTM layer function PqtLearner uses, so ours/bare_fused is
+//   the cost of everything around forward/backward.
+// Torch-free header (for `ringrl bench npe` / `ringrl profile learner`).
+// Sets torch to 1 intra-op thread for the duration (restored afterwards).
+#pragma once
+
+#include <string>
+
+#include "learner/pqt/pqt_update.h"
+
+namespace ringrl::learner {
+
+struct LearnerBenchOptions {
+  LearnerOptions learner = LearnerOptions::paper(TrainMode::kPqt);  // B=64, T=100, cpu
+  double seconds = 3.0;     // per side, split over rounds
+  int rounds = 3;           // alternating ours / bare, to share any background drift
+  int warmup_steps = 3;
+  PhaseProfiler* profiler = nullptr;  // optional: phases of our step
+};
+
+struct LearnerBenchResult {
+  double ours_updates_per_s = 0.0;
+  double bare_updates_per_s = 0.0;
+  double ours_ms_per_update = 0.0;
+  double bare_ms_per_update = 0.0;
+  double bare_fused_updates_per_s = 0.0;
+  double ratio = 0.0;           // ours / bare (plain LibTorch) updates per second
+  double overhead_ratio = 0.0;  // ours / bare_fused (1.0 = nothing around fwd/bwd costs)
+  long ours_steps = 0;
+  long bare_steps = 0;
+  long bare_fused_steps = 0;
+  std::string device;
+};
+
+LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options);
+
+}  // namespace ringrl::learner

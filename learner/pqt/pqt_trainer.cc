@@ -1,0 +1,361 @@
+#include "learner/pqt/pqt_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.h"
+#include "common/pqt/program_record.h"
+#include "common/records.h"
+#include "common/run_segment.h"
+#include "common/runfiles/results_jsonl.h"
+#include "common/seeds.h"
+#include "envs/bf/scorer.h"
+#include "learner/run_driver.h"
+
+namespace ringrl::learner {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kActorsPaceRingBytes = std::uint64_t{4} << 20;
+constexpr std::uint32_t kLearnerPaceRingBatches = 2;  // a ring holds about this many batches
+constexpr double kBestRewardRounding = 1e10;          // spec §5.6: compare after rounding to 10 decimals
+constexpr double kInitialBestReward = -10.0;
+constexpr int kPoolBatches = 4;                       // drained episodes kept, in batches
+constexpr const char* kPqtSection = "pqt";            // this wing's checkpoint section
+constexpr std::uint32_t kPqtStateVersion = 1;         // layout of that section
+constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;
+
+// One drained episode, in learner version space.
+struct Episode {
+  std::vector<std::int32_t> tokens;  // [T]
+  std::vector<float> log_probs;      // [T]
+  std::int32_t length = 0;
+  float reward = 0;
+  std::uint64_t version = 0;
+};
+
+// Fixed-capacity FIFO of episodes with reusable storage.
+class EpisodePool {
+ public:
+  EpisodePool(std::size_t capacity, int max_len) : slots_(capacity) {
+    for (auto& e : slots_) {
+      e.tokens.assign(static_cast<std::size_t>(max_len), 0);
+      e.log_probs.assign(static_cast<std::size_t>(max_len), 0.f);
+    }
+  }
+  std::size_t size() const { return size_; }
+  bool full() const { return size_ == slots_.size(); }
+  // Slot for a new episode; when full, the oldest is overwritten.
+  Episode& push() {
+    if (full()) pop_front();
+    Episode& e = slots_[(head_ + size_) % slots_.size()];
+    ++size_;
+    return e;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+  }
+  Episode& at(std::size_t i) { return slots_[(head_ + i) % slots_.size()]; }
+  void clear() { head_ = size_ = 0; }
+
+ private:
+  std::vector<Episode> slots_;
+  std::size_t head_ = 0, size_ = 0;
+};
+
+// Reads this wing's checkpoint section into `learner` and the repetition's counters.
+void read_pqt_state(CheckpointReader& in, PqtLearner& learner, std::uint64_t* npe, std::uint64_t* dropped,
+                    RepetitionResult* r) {
+  ByteReader& b = in.section(kPqtSection);
+  b.expect(kPqtStateVersion, "pqt state version");
+  *npe = b.get<std::uint64_t>();
+  r->num_batches = b.get<std::uint64_t>();
+  *dropped = b.get<std::uint64_t>();
+  r->best_reward = b.get<double>();
+  r->best_code = b.get_string(kMaxCodeBytes);
+  r->found_solution = b.get<std::uint8_t>() != 0;
+  r->code_solution = b.get_string(kMaxCodeBytes);
+  learner.load(b);
+  b.expect_end();
+}
+
+// Program synthesis as an Algorithm of the run driver.
+class PqtAlgorithm final : public Algorithm {
+ public:
+  explicit PqtAlgorithm(const PqtTrainOptions& o)
+      : o_(o), T_(o.learner.max_len), layout_(o.learner.shape), pool_(static_cast<std::size_t>(kPoolBatches * o.learner.batch_size), T_) {}
+
+  std::uint64_t dropped_stale_total() const { return dropped_total_; }
+
+  // --- identity and sizing
+  std::string name() const override { return "pqt"; }
+  std::uint64_t record_mask() const override { return record_type_bit(kRecordProgramEpisode); }
+  std::uint64_t ring_bytes() const override {
+    if (o_.pace == Pace::kActors) return kActorsPaceRingBytes;
+    return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o_.learner.batch_size) *
+           frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(T_)));
+  }
+  std::size_t blob_bytes() const override { return layout_.num_bytes(); }
+  BudgetUnit budget_unit() const override { return BudgetUnit::kPrograms; }
+  const char* budget_key() const override { return "npe"; }
+
+  // --- one repetition
+  void begin_repetition(std::uint32_t rep) override {
+    LearnerOptions lopt = o_.learner;
+    lopt.seed = repetition_seed(o_.learner.seed, rep);  // each repetition: a fresh model
+    learner_.reset();
+    learner_ = std::make_unique<PqtLearner>(lopt);
+    r_ = RepetitionResult{};
+    r_.global_rep = rep;
+    r_.best_reward = kInitialBestReward;
+    npe_ = fresh_ = dropped_ = 0;
+    last_ = StepStats{};
+    pool_.clear();
+  }
+  std::uint64_t version() const override { return learner_->version(); }
+
+  // Counts the episode, keeps it for a step, offers it to the queue, tracks the best program.
+  void on_record(std::uint32_t actor, const RecordView& rec, std::uint64_t version) override {
+    ProgramEpisodeView v;
+    std::string error;
+    if (!decode_program_episode(rec.data, rec.length, static_cast<std::uint32_t>(T_), &v, &error))
+      throw std::runtime_error(fmt::format("actor {} sent a bad program record: {}", actor, error));
+    ++npe_;
+    ++fresh_;
+    const auto n = static_cast<std::int32_t>(v.header.length);
+    Episode& e = pool_.push();
+    for (std::int32_t t = 0; t < n; ++t) e.tokens[static_cast<std::size_t>(t)] = v.tokens[t];
+    std::memcpy(e.log_probs.data(), v.log_probs, static_cast<std::size_t>(n) * sizeof(float));
+    e.length = n;
+    e.reward = static_cast<float>(v.header.reward);
+    e.version = version;
+    const double r = v.header.reward;
+    if (o_.learner.topk_enabled()) {
+      auto& q = learner_->queue();
+      if (!q.full() || r > q.min().score) {
+        tokens_scratch_.assign(e.tokens.begin(), e.tokens.begin() + n);
+        q.push(r, tokens_scratch_);
+      }
+    }
+    if (std::round(r * kBestRewardRounding) > std::round(r_.best_reward * kBestRewardRounding)) {
+      r_.best_reward = r;
+      r_.best_code = program_string(e.tokens.data(), static_cast<std::size_t>(n));
+      runfiles::append_solution(fs::path(o_.run_dir) / runfiles::kSolutionsFileName, r_.best_code, r,
+                                static_cast<std::int64_t>(npe_));
+    }
+    if (v.header.correct != 0 && !r_.found_solution) {
+      r_.found_solution = true;
+      r_.code_solution = program_string(e.tokens.data(), static_cast<std::size_t>(n));
+    }
+  }
+  // Pace learner: take exactly one batch off the rings per step (the rings throttle the actors).
+  bool wants_records() const override {
+    return o_.pace == Pace::kActors || pool_.size() < static_cast<std::size_t>(learner_->fresh_batch_size());
+  }
+  bool ready() const override {
+    const auto want = static_cast<std::size_t>(learner_->fresh_batch_size());
+    return o_.pace == Pace::kLearner ? pool_.size() >= want : fresh_ >= want;
+  }
+  bool step() override {
+    fresh_ = 0;
+    if (!build_batch()) return false;
+    last_ = learner_->step(batch_);
+    ++r_.num_batches;
+    return true;
+  }
+  void write_blob(std::byte* dst) const override {
+    learner_->write_blob(reinterpret_cast<float*>(dst));  // the channel's buffers are 64-byte aligned
+  }
+  std::uint64_t budget_used() const override { return npe_; }
+  bool solved() const override { return r_.found_solution; }
+
+  // --- state
+  void save(CheckpointWriter& out) const override {
+    ByteWriter& w = out.section(kPqtSection);
+    w.put(kPqtStateVersion);
+    w.put(npe_);
+    w.put(r_.num_batches);
+    w.put(dropped_);
+    w.put(r_.best_reward);
+    w.put_string(r_.best_code);
+    w.put<std::uint8_t>(r_.found_solution ? 1 : 0);
+    w.put_string(r_.code_solution);
+    learner_->save(w);
+  }
+  void load(CheckpointReader& in) override { read_pqt_state(in, *learner_, &npe_, &dropped_, &r_); }
+
+  // --- reporting
+  std::vector<std::string> metric_columns() const override {
+    return {"rep",     "npe",     "npe_per_s", "best_reward", "mean_reward", "learner_steps_per_s", "lag_p50",
+            "lag_max", "queue_max", "total_loss", "pg_loss", "entropy",     "topk_loss",   "grad_norm",
+            "dropped_stale"};
+  }
+  std::vector<double> metric_row(const DriverTick& t) const override {
+    return {static_cast<double>(t.rep), static_cast<double>(npe_), t.budget_per_s, r_.best_reward,
+            last_.mean_reward, t.updates_per_s, static_cast<double>(last_.lag_median),
+            static_cast<double>(last_.lag_max), last_.queue_max_score, last_.total_loss, last_.pg_loss,
+            last_.entropy, last_.topk_loss, last_.grad_norm, static_cast<double>(dropped_)};
+  }
+  std::vector<std::pair<std::string, std::string>> progress_fields(const DriverTick& t) const override {
+    return {{"rep", fmt::format("{}/{}", t.rep + 1, t.repetitions)},
+            {"NPE", fmt::format("{}", npe_)},
+            {"NPE/s", fmt::format("{:.0f}", t.budget_per_s)},
+            {"best", fmt::format("{:.4f}", r_.best_reward)},
+            {"steps/s", fmt::format("{:.1f}", t.updates_per_s)},
+            {"lag", fmt::format("{}/{}", last_.lag_median, last_.lag_max)}};
+  }
+  nlohmann::json result() const override {
+    return {{"found_solution", r_.found_solution}, {"code_solution", r_.code_solution},
+            {"best_reward", r_.best_reward},       {"best_code", r_.best_code},
+            {"num_batches", r_.num_batches},       {"batch_size", o_.learner.batch_size},
+            {"mode", train_mode_name(o_.learner.mode)}};
+  }
+  std::string describe_result() const override {
+    return fmt::format("{} at NPE {} after {} steps; best reward {:.4f}", r_.found_solution ? "solved" : "not solved",
+                       npe_, r_.num_batches, r_.best_reward);
+  }
+
+ private:
+  // Fills batch_ from the pool with the fresh episodes a step takes (B, less the replayed rows
+  // once experience replay has a buffer): the newest (pace actors) or the oldest (pace
+  // learner). Episodes past max_policy_lag are dropped from PG steps. False: nothing to train.
+  bool build_batch() {
+    const int want = learner_->fresh_batch_size();
+    const std::size_t have = pool_.size();
+    if (have < static_cast<std::size_t>(want)) return false;
+    const std::size_t first = o_.pace == Pace::kActors ? have - static_cast<std::size_t>(want) : 0;
+    batch_.resize(want, T_);
+    int row = 0;
+    for (std::size_t j = first; j < first + static_cast<std::size_t>(want); ++j) {
+      Episode& e = pool_.at(j);
+      const std::uint64_t lag = learner_->version() - std::min(e.version, learner_->version());
+      if (o_.learner.pg_enabled() && lag > o_.max_policy_lag) {
+        ++dropped_;
+        ++dropped_total_;
+        continue;
+      }
+      const auto r = static_cast<std::size_t>(row);
+      std::copy(e.tokens.begin(), e.tokens.end(), batch_.tokens.begin() + static_cast<std::ptrdiff_t>(r * T_));
+      std::copy(e.log_probs.begin(), e.log_probs.end(),
+                batch_.behaviour_log_probs.begin() + static_cast<std::ptrdiff_t>(r * T_));
+      batch_.lengths[r] = e.length;
+      batch_.rewards[r] = e.reward;
+      batch_.policy_versions[r] = e.version;
+      ++row;
+    }
+    if (o_.pace == Pace::kActors) {
+      pool_.clear();
+    } else {
+      for (int k = 0; k < want; ++k) pool_.pop_front();
+    }
+    if (row == 0) return false;
+    batch_.resize(row, T_);  // keeps the rows already written
+    return true;
+  }
+
+  const PqtTrainOptions& o_;
+  const int T_;
+  PolicyLayout layout_;
+  std::unique_ptr<PqtLearner> learner_;
+  EpisodePool pool_;
+  EpisodeBatch batch_;
+  std::vector<std::int32_t> tokens_scratch_;
+  RepetitionResult r_;
+  StepStats last_{};
+  std::uint64_t npe_ = 0;      // programs this repetition (resumed part included)
+  std::uint64_t fresh_ = 0;    // programs since the last step
+  std::uint64_t dropped_ = 0;  // this repetition's stale episodes
+  std::uint64_t dropped_total_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PqtLearner> load_pqt_model(CheckpointReader& in, const LearnerOptions& options) {
+  auto learner = std::make_unique<PqtLearner>(options);
+  std::uint64_t npe = 0, dropped = 0;
+  RepetitionResult r;
+  read_pqt_state(in, *learner, &npe, &dropped, &r);
+  return learner;
+}
+
+Pace parse_pace(const std::string& name) {
+  if (name == "actors") return Pace::kActors;
+  if (name == "learner") return Pace::kLearner;
+  throw UsageError(fmt::format("pace '{}': expected actors or learner", name));
+}
+
+const char* pace_name(Pace pace) { return pace == Pace::kActors ? "actors" : "learner"; }
+
+void PqtTrainOptions::validate() const {
+  learner.validate();
+  if (actors < 1 || actors > kMaxActors)
+    throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
+  if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
+  if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
+  if (max_seconds < 0) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
+  if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
+  bf::parse_variant(variant);
+}
+
+TrainSummary run_pqt_training(const PqtTrainOptions& o) {
+  o.validate();
+  // Validate the task before any process starts (UsageError lists the closest names).
+  bf::ScoreOptions score_options = bf::ScoreOptions::for_variant(bf::parse_variant(o.variant));
+  score_options.max_code_length = o.learner.max_len;
+  (void)bf::make_task(o.task, score_options);
+
+  DriverOptions d;
+  d.run_dir = o.run_dir;
+  d.actors = o.actors;
+  d.repetitions = o.repetitions;
+  d.max_budget = o.max_npe;
+  d.max_seconds = o.max_seconds;
+  d.stop_on_success = o.stop_on_success;
+  d.checkpoint_every_s = o.checkpoint_every_s;
+  d.metrics_every_s = o.metrics_every_s;
+  d.seed = o.learner.seed;
+  d.config_path = o.config_path;
+  d.executable = o.executable;
+  d.resume = o.resume;
+  d.quiet = o.quiet;
+  d.run_id = o.run_id;
+  d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
+
+  PqtAlgorithm algo(o);
+  const DriverSummary ds = run_training(algo, d);
+  TrainSummary s;
+  for (const nlohmann::json& line : ds.results) {
+    RepetitionResult r;
+    r.global_rep = line.value("global_rep", 0u);
+    r.found_solution = line.value("found_solution", false);
+    r.npe = line.value("npe", std::uint64_t{0});
+    r.code_solution = line.value("code_solution", std::string());
+    r.best_reward = line.value("best_reward", kInitialBestReward);
+    r.best_code = line.value("best_code", std::string());
+    r.num_batches = line.value("num_batches", std::uint64_t{0});
+    r.seconds = line.value("seconds", 0.0);
+    s.repetitions.push_back(r);
+  }
+  s.npe = ds.budget;
+  s.seconds = ds.seconds;
+  s.npe_per_s = ds.budget_per_s;
+  s.steady_npe_per_s = ds.steady_budget_per_s;
+  s.learner_steps = ds.updates;
+  s.learner_steps_per_s = ds.updates_per_s;
+  s.lag_p50 = ds.lag_p50;
+  s.lag_max = ds.lag_max;
+  s.dropped_stale = algo.dropped_stale_total();
+  s.actor_restarts = ds.actor_restarts;
+  s.interrupted = ds.interrupted;
+  s.already_done = ds.already_done;
+  return s;
+}
+
+}  // namespace ringrl::learner

@@ -1,0 +1,593 @@
+#include "learner/pqt/pqt_update.h"
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "learner/pqt/losses.h"
+#include "learner/pqt/policy.h"
+#include "learner/pqt/rmsprop_tf1.h"
+
+namespace ringrl::learner {
+
+namespace {
+
+/// Opens a saved learner state, so a state read out of step fails at once.
+constexpr char kStateTag[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '3'};
+/// Longest accepted text form of the sampling RNG (mt19937_64 writes about 6.5k characters).
+constexpr std::uint64_t kMaxRngStateChars = 1 << 16;
+/// Stats read back once per step, in this order.
+enum StatIndex { kStatTotal, kStatPg, kStatEntropy, kStatTopk, kStatNorm, kNumStats };
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") {
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  }
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available()) {
+      throw UsageError("device '" + name + "' requested but CUDA is not available");
+    }
+    int index = 0;
+    if (name.size() > 5) {
+      const std::string digits = name.substr(5);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw UsageError("device '" + name + "': expected cuda:N");
+      }
+      index = std::stoi(digits);
+    }
+    const auto count = static_cast<int>(torch::cuda::device_count());
+    if (index >= count) {
+      throw UsageError("device '" + name + "': only " + std::to_string(count) +
+                       " CUDA device(s) visible");
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  throw UsageError("device must be auto, cpu or cuda:N, got '" + name + "'");
+}
+
+/// Each tensor as u64 element count, then its float32 data (a contiguous host copy).
+void put_tensors(ByteWriter& w, const std::vector<torch::Tensor>& tensors) {
+  w.put<std::uint64_t>(tensors.size());
+  for (const torch::Tensor& t : tensors) {
+    const torch::Tensor host = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    w.put<std::uint64_t>(static_cast<std::uint64_t>(host.numel()));
+    w.put_bytes(host.data_ptr<float>(), static_cast<std::size_t>(host.numel()) * sizeof(float));
+  }
+}
+
+/// Host tensors shaped like `like`, read from what put_tensors wrote for tensors of those sizes.
+std::vector<torch::Tensor> get_tensors(ByteReader& r, const std::vector<torch::Tensor>& like,
+                                       const std::string& what) {
+  const auto count = r.get<std::uint64_t>();
+  if (count != like.size()) {
+    r.fail(what + ": " + std::to_string(count) + " tensors, expected " + std::to_string(like.size()));
+  }
+  std::vector<torch::Tensor> out;
+  for (std::size_t k = 0; k < like.size(); ++k) {
+    const auto numel = r.get<std::uint64_t>();
+    if (numel != static_cast<std::uint64_t>(like[k].numel())) {
+      r.fail(what + ": tensor " + std::to_string(k) + " holds " + std::to_string(numel) +
+             " floats, expected " + std::to_string(like[k].numel()));
+    }
+    torch::Tensor host = torch::empty(like[k].sizes(), torch::TensorOptions().dtype(torch::kFloat32));
+    r.get_bytes(host.data_ptr<float>(), static_cast<std::size_t>(numel) * sizeof(float));
+    out.push_back(std::move(host));
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainMode parse_train_mode(const std::string& name) {
+  if (name == "pg") return TrainMode::kPg;
+  if (name == "pqt" || name == "topk") return TrainMode::kPqt;
+  if (name == "pg+pqt" || name == "pg+topk" || name == "pg-topk") return TrainMode::kPgPqt;
+  throw UsageError("train mode must be pg, pqt or pg+pqt, got '" + name + "'");
+}
+
+const char* train_mode_name(TrainMode mode) {
+  switch (mode) {
+    case TrainMode::kPg: return "pg";
+    case TrainMode::kPqt: return "pqt";
+    case TrainMode::kPgPqt: return "pg+pqt";
+  }
+  return "?";
+}
+
+LearnerOptions LearnerOptions::paper(TrainMode mode) {
+  LearnerOptions o;
+  o.mode = mode;
+  o.batch_size = 64;
+  o.max_len = 100;
+  o.lr = 1e-4;
+  o.grad_clip = 50.0;
+  o.param_init_factor = 0.5;
+  o.ema_baseline_decay = 0.99;
+  switch (mode) {
+    case TrainMode::kPg:  // pg-20M
+      o.entropy_beta = 0.05;
+      o.topk = 0;
+      o.topk_loss_hparam = 0.0;
+      o.pi_loss_hparam = 1.0;
+      break;
+    case TrainMode::kPqt:  // topk-20M
+      o.entropy_beta = 0.01;
+      o.topk = 10;
+      o.topk_loss_hparam = 200.0;
+      o.pi_loss_hparam = 0.0;
+      break;
+    case TrainMode::kPgPqt:  // pg-topk-20M
+      o.entropy_beta = 0.01;
+      o.topk = 10;
+      o.topk_loss_hparam = 50.0;
+      o.pi_loss_hparam = 1.0;
+      break;
+  }
+  return o;
+}
+
+void LearnerOptions::validate() const {
+  shape.validate();
+  auto fail = [](const std::string& what) { throw UsageError("learner option " + what); };
+  if (batch_size < 1) fail("batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (max_len < 1) fail("max_len must be >= 1, got " + std::to_string(max_len));
+  if (!(lr > 0.0)) fail("lr must be > 0, got " + std::to_string(lr));
+  if (mode != TrainMode::kPg) {
+    if (topk < 1) fail("topk must be >= 1 in mode " + std::string(train_mode_name(mode)));
+    if (topk_loss_hparam == 0.0) {
+      fail("topk_loss_hparam must be nonzero in mode " + std::string(train_mode_name(mode)));
+    }
+    if (topk_batch_size < 1) fail("topk_batch_size must be >= 1, got " + std::to_string(topk_batch_size));
+  }
+  if (!(ema_baseline_decay >= 0.0 && ema_baseline_decay < 1.0)) {
+    fail("ema_baseline_decay must be in [0, 1), got " + std::to_string(ema_baseline_decay));
+  }
+  if (!(rms_decay >= 0.0 && rms_decay < 1.0)) {
+    fail("rms_decay must be in [0, 1), got " + std::to_string(rms_decay));
+  }
+  if (!(rms_epsilon >= 0.0)) fail("rms_epsilon must be >= 0, got " + std::to_string(rms_epsilon));
+  if (!(param_init_factor > 0.0)) {
+    fail("param_init_factor must be > 0, got " + std::to_string(param_init_factor));
+  }
+  if (!(is_clip > 0.0)) fail("is_clip must be > 0, got " + std::to_string(is_clip));
+  if (!(alpha >= 0.0 && alpha < 1.0)) fail("alpha must be in [0, 1), got " + std::to_string(alpha));
+  if (alpha > 0.0 && !pg_enabled()) {
+    fail("alpha " + std::to_string(alpha) + " (experience replay) weights the PG term: expected mode pg or pg+pqt, got " +
+         train_mode_name(mode));
+  }
+  if (!(replay_temperature > 0.0)) {
+    fail("replay_temperature must be > 0, got " + std::to_string(replay_temperature));
+  }
+  if (replay_capacity < 1) fail("replay_capacity must be >= 1, got 0");
+}
+
+struct PqtLearner::Impl {
+  LearnerOptions o;
+  torch::Device device;
+  Policy policy;
+  RmsPropTf1 optimizer;
+  std::vector<double> baselines;
+  MaxUniquePriorityQueue queue;
+  ProportionalReplayBuffer replay;
+  std::mt19937_64 rng;
+  std::uint64_t version = 0;
+  int rows_max;  // batch_size + topk_batch_size
+
+  // Host staging (pinned when the device is CUDA), allocated once.
+  torch::Tensor h_tokens;     // [rows_max, T] int64
+  torch::Tensor h_mask;       // [rows_max, T] float
+  torch::Tensor h_rewards;    // [batch_size] float
+  torch::Tensor h_baselines;  // [T] float
+  torch::Tensor h_blogp;      // [batch_size, T] float
+  torch::Tensor h_stale;      // [batch_size] float, 1 = lag-corrected
+  std::vector<std::uint64_t> lags;
+  std::vector<double> log_q;              // [rows] replay log-probabilities, this step
+  std::vector<std::int32_t> replay_tokens;  // scratch for one replayed program
+
+  explicit Impl(const LearnerOptions& options)
+      : o(options),
+        device(resolve_device(options.device)),
+        policy(PolicyOptions{options.shape, options.param_init_factor, options.eos_token,
+                             options.seed}),
+        optimizer(policy->blob_parameters(),
+                  RmsPropTf1Options{options.lr, options.rms_decay, options.rms_epsilon,
+                                    options.rms_initial_accumulator}),
+        baselines(static_cast<std::size_t>(options.max_len), 0.0),
+        queue(static_cast<std::size_t>(std::max(options.topk, 1))),
+        replay(options.replay_capacity, options.replay_temperature),
+        rng(options.seed ^ 0x5851f42d4c957f2dULL) {
+    policy->to(device);
+    // Re-create the optimizer over the moved parameters (to() may replace the storage).
+    optimizer = RmsPropTf1(policy->blob_parameters(),
+                           RmsPropTf1Options{o.lr, o.rms_decay, o.rms_epsilon,
+                                             o.rms_initial_accumulator});
+    rows_max = o.batch_size + (o.topk_enabled() ? o.topk_batch_size : 0);
+    const bool pin = device.is_cuda();
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin);
+    h_tokens = torch::zeros({rows_max, o.max_len}, i64);
+    h_mask = torch::zeros({rows_max, o.max_len}, f32);
+    h_rewards = torch::zeros({o.batch_size}, f32);
+    h_baselines = torch::zeros({o.max_len}, f32);
+    h_blogp = torch::zeros({o.batch_size, o.max_len}, f32);
+    h_stale = torch::zeros({o.batch_size}, f32);
+    lags.reserve(static_cast<std::size_t>(o.batch_size));
+  }
+
+  torch::Tensor to_device(const torch::Tensor& host) const {
+    if (!device.is_cuda()) return host;
+    return host.to(device, /*non_blocking=*/true);
+  }
+
+  /// Writes one program (row r of the staging) with its mask.
+  void stage_row(int r, const std::int32_t* tokens, int len) {
+    const int t_max = o.max_len;
+    int64_t* dst = h_tokens.data_ptr<int64_t>() + static_cast<std::size_t>(r) * t_max;
+    float* m = h_mask.data_ptr<float>() + static_cast<std::size_t>(r) * t_max;
+    for (int t = 0; t < t_max; ++t) {
+      const bool in = t < len;
+      dst[t] = in ? tokens[t] : kPolicyEosToken;
+      m[t] = in ? 1.0f : 0.0f;
+    }
+  }
+
+  int fresh_batch_size() const {
+    return o.replay_enabled() && !replay.empty() ? o.batch_size - o.replay_rows() : o.batch_size;
+  }
+
+  StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+    batch.validate(o.shape.vocab);
+    if (batch.max_len != o.max_len) {
+      throw UsageError("episode batch T=" + std::to_string(batch.max_len) +
+                       " differs from the learner's max_len " + std::to_string(o.max_len));
+    }
+    if (batch.batch_size > o.batch_size) {
+      throw UsageError("episode batch B=" + std::to_string(batch.batch_size) +
+                       " exceeds the learner's batch_size " + std::to_string(o.batch_size));
+    }
+    const int b = batch.batch_size;
+    const int t_max = o.max_len;
+    const bool replaying = o.replay_enabled() && !replay.empty();
+    if (replaying && b > fresh_batch_size()) {
+      throw UsageError("episode batch B=" + std::to_string(b) + " leaves no room for the " +
+                       std::to_string(o.replay_rows()) + " replayed programs: expected at most " +
+                       std::to_string(fresh_batch_size()) + " (fresh_batch_size())");
+    }
+    const int nr = replaying ? o.replay_rows() : 0;
+    const int npg = b + nr;  // rows of the PG and entropy terms (baselines: the b fresh ones)
+    StepStats st;
+
+    // 1. Batch build: episodes, replayed programs and queue draws (buffer and queue state
+    //    of the previous step), baselines.
+    int k_rows = 0;
+    int num_stale = 0;
+    bool any_stale = false;
+    {
+      auto scope = profile_scope(profiler, Phase::kBatchBuild);
+      float* rew = h_rewards.data_ptr<float>();
+      float* blogp = h_blogp.data_ptr<float>();
+      float* stale = h_stale.data_ptr<float>();
+      lags.clear();
+      for (int i = 0; i < b; ++i) {
+        const std::size_t row = static_cast<std::size_t>(i) * t_max;
+        stage_row(i, batch.tokens.data() + row, batch.lengths[i]);
+        rew[i] = batch.rewards[i];
+        std::memcpy(blogp + row, batch.behaviour_log_probs.data() + row, sizeof(float) * t_max);
+        const std::uint64_t pv = batch.policy_versions[i];
+        const bool is_stale = pv != version;
+        any_stale = any_stale || is_stale;
+        num_stale += is_stale ? 1 : 0;
+        stale[i] = is_stale ? 1.0f : 0.0f;
+        lags.push_back(version > pv ? version - pv : 0);
+      }
+      if (o.replay_enabled()) {
+        log_q.clear();
+        for (int i = 0; i < b; ++i) {
+          log_q.push_back(replay.log_probability(
+              batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+              static_cast<std::size_t>(batch.lengths[i])));
+        }
+        for (int r = b; r < npg; ++r) {
+          const auto& item = replay.sample(rng);
+          const int len = std::min<int>(static_cast<int>(item.program.size()), t_max);
+          replay_tokens.clear();
+          for (int t = 0; t < len; ++t) replay_tokens.push_back(static_cast<unsigned char>(item.program[t]));
+          stage_row(r, replay_tokens.data(), len);
+          rew[r] = static_cast<float>(item.reward);
+          stale[r] = 0.0f;
+          log_q.push_back(std::log(item.weight) - std::log(replay.total_weight()));
+        }
+        st.replayed_episodes = nr;
+      }
+      float* base = h_baselines.data_ptr<float>();
+      for (int t = 0; t < t_max; ++t) base[t] = static_cast<float>(baselines[t]);
+      if (o.topk_enabled()) {
+        if (!queue.empty()) {
+          for (int k = 0; k < o.topk_batch_size; ++k) {
+            const auto& item = queue.sample(rng);
+            const int len = std::min<int>(static_cast<int>(item.tokens.size()), t_max);
+            stage_row(npg + k, item.tokens.data(), len);
+          }
+          k_rows = o.topk_batch_size;
+          st.topk_samples = k_rows;
+        } else if (o.dummy_topk_on_empty_queue) {
+          const std::int32_t eos = kPolicyEosToken;
+          stage_row(npg, &eos, 1);
+          k_rows = 1;
+        }
+      }
+    }
+    const int n = npg + k_rows;
+
+    // 2. Host -> device.
+    torch::Tensor tokens, mask, rewards, base, blogp, stale;
+    {
+      auto scope = profile_scope(profiler, Phase::kHostToDevice);
+      tokens = to_device(h_tokens.narrow(0, 0, n));
+      mask = to_device(h_mask.narrow(0, 0, n));
+      rewards = to_device(h_rewards.narrow(0, 0, npg));
+      base = to_device(h_baselines);
+      if (any_stale && o.pg_enabled() && o.lag_correction != LagCorrection::kNone) {
+        blogp = to_device(h_blogp.narrow(0, 0, npg));
+        stale = to_device(h_stale.narrow(0, 0, npg));
+      }
+    }
+
+    // 3. Forward and the total loss of §5.3.
+    PolicyForward fwd;
+    torch::Tensor total, pg, ent, topk;
+    {
+      auto scope = profile_scope(profiler, Phase::kForward);
+      fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
+      const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
+      const torch::Tensor alp = action_log_probs(lp, tokens);
+      const torch::Tensor lp_b = lp.narrow(0, 0, npg);
+      const torch::Tensor alp_b = alp.narrow(0, 0, npg);
+      const torch::Tensor mask_b = mask.narrow(0, 0, npg);
+      auto zero = torch::zeros({}, lp.options());
+      pg = zero;
+      topk = zero;
+      ent = entropy(lp_b, mask_b, kMagicLossMultiplier);
+      total = -o.entropy_beta * ent;
+      if (o.pg_enabled()) {
+        const torch::Tensor adv = advantages(rewards, base, mask_b);
+        c10::optional<torch::Tensor> w;
+        if (blogp.defined()) {
+          torch::NoGradGuard no_grad;
+          const torch::Tensor ratio =
+              torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
+          w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
+        }
+        if (o.replay_enabled()) {
+          torch::NoGradGuard no_grad;
+          torch::Tensor rw;
+          if (!replaying) {
+            rw = torch::zeros({npg, 1}, alp_b.options());  // empty buffer: no PG this step
+          } else {
+            const torch::Tensor lp_seq =
+                (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
+            const std::vector<double> log_p(lp_seq.data_ptr<double>(), lp_seq.data_ptr<double>() + npg);
+            const std::vector<double> iw = replay_importance_weights(
+                log_q, log_p, static_cast<double>(nr) / npg, o.iw_normalize);
+            rw = torch::tensor(iw, torch::TensorOptions().dtype(torch::kFloat64))
+                     .to(alp_b.device(), torch::kFloat32)
+                     .unsqueeze(1);
+          }
+          w = w ? *w * rw : rw.expand({npg, t_max});
+        }
+        pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
+        total = total + o.pi_loss_hparam * pg;
+      }
+      if (k_rows > 0) {
+        topk = topk_loss(alp.narrow(0, b, k_rows), mask.narrow(0, b, k_rows));
+        total = total + o.topk_loss_hparam * topk;
+      }
+      if (o.regularizer != 0.0) {
+        torch::Tensor reg = zero;
+        for (const auto& k : policy->kernels) reg = reg + 0.5 * k.pow(2).sum();
+        reg = reg + 0.5 * policy->output.pow(2).sum();
+        total = total + o.regularizer * reg;
+      }
+    }
+
+    // 4. Backward.
+    const std::vector<torch::Tensor> params = policy->blob_parameters();
+    {
+      auto scope = profile_scope(profiler, Phase::kBackward);
+      for (const auto& p : params) p.mutable_grad() = torch::Tensor();
+      total.backward();
+    }
+
+    // 5. Clip, RMSProp, baselines, queue.
+    torch::Tensor norm;
+    {
+      auto scope = profile_scope(profiler, Phase::kOptimizer);
+      torch::NoGradGuard no_grad;
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : params) {
+        grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+      }
+      // Global norm as TF computes it: the embedding gradient counts once per lookup
+      // (IndexedSlices values), the dense ones as they are.
+      torch::Tensor sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum()
+                                                        : grads[0].pow(2).sum();
+      for (std::size_t k = 1; k < grads.size(); ++k) sq = sq + grads[k].pow(2).sum();
+      norm = sq.sqrt();
+      if (o.grad_clip > 0.0) {
+        const torch::Tensor scale = o.grad_clip / torch::clamp_min(norm, o.grad_clip);
+        for (auto& g : grads) g.mul_(scale);
+      }
+      // Sparse embedding update: the rows gathered in this step (padding included).
+      const torch::Tensor rows =
+          torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))
+              .index_fill_(0, fwd.input_tokens.reshape({-1}), 1.0);
+      optimizer.apply_row_mask(0, rows, grads[0]);
+      for (std::size_t k = 1; k < grads.size(); ++k) optimizer.apply_dense(k, grads[k]);
+
+      update_ema_baselines(&baselines, batch.rewards, batch.lengths, o.ema_baseline_decay);
+
+      // Push the batch's argmax (first index on ties) after the step.
+      int best = 0;
+      for (int i = 1; i < b; ++i) {
+        if (batch.rewards[i] > batch.rewards[best]) best = i;
+      }
+      st.argmax_index = best;
+      if (o.topk_enabled()) {
+        const std::int32_t* row = batch.tokens.data() + static_cast<std::size_t>(best) * t_max;
+        st.pushed = queue.push(batch.rewards[best],
+                               MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
+      }
+      if (o.replay_enabled()) {
+        for (int i = 0; i < b; ++i) {
+          replay.push(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+                      static_cast<std::size_t>(batch.lengths[i]), batch.rewards[i]);
+        }
+      }
+      ++version;
+    }
+
+    // 6. Stats: one read-back, which also waits for all device work of this step.
+    const torch::Tensor stats =
+        torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach(), norm})
+            .to(torch::kCPU, torch::kFloat64);
+    const double* s = stats.data_ptr<double>();
+    st.version = version;
+    st.total_loss = s[kStatTotal];
+    st.pg_loss = s[kStatPg];
+    st.entropy = s[kStatEntropy];
+    st.topk_loss = s[kStatTopk];
+    st.grad_norm = s[kStatNorm];
+    st.clipped = o.grad_clip > 0.0 && st.grad_norm > o.grad_clip;
+    double sum = 0.0;
+    st.max_reward = batch.rewards[0];
+    for (int i = 0; i < b; ++i) {
+      sum += batch.rewards[i];
+      st.max_reward = std::max<double>(st.max_reward, batch.rewards[i]);
+    }
+    st.mean_reward = sum / b;
+    st.queue_size = queue.size();
+    st.queue_max_score = queue.empty() ? 0.0 : queue.max().score;
+    std::sort(lags.begin(), lags.end());
+    st.lag_min = lags.front();
+    st.lag_max = lags.back();
+    st.lag_median = lags[lags.size() / 2];
+    st.stale_episodes = num_stale;
+    st.replay_size = replay.size();
+    return st;
+  }
+};
+
+PqtLearner::PqtLearner(const LearnerOptions& options) {
+  options.validate();
+  impl_ = std::make_unique<Impl>(options);
+}
+
+PqtLearner::~PqtLearner() = default;
+
+StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+  return impl_->step(batch, profiler);
+}
+
+void PqtLearner::write_blob(float* dst) const { impl_->policy->write_blob(dst); }
+void PqtLearner::read_blob(const float* src) { impl_->policy->read_blob(src); }
+const PolicyLayout& PqtLearner::layout() const { return impl_->policy->layout(); }
+const LearnerOptions& PqtLearner::options() const { return impl_->o; }
+std::uint64_t PqtLearner::version() const { return impl_->version; }
+std::string PqtLearner::device() const { return impl_->device.str(); }
+const std::vector<double>& PqtLearner::baselines() const { return impl_->baselines; }
+const MaxUniquePriorityQueue& PqtLearner::queue() const { return impl_->queue; }
+MaxUniquePriorityQueue& PqtLearner::queue() { return impl_->queue; }
+int PqtLearner::fresh_batch_size() const { return impl_->fresh_batch_size(); }
+const ProportionalReplayBuffer& PqtLearner::replay() const { return impl_->replay; }
+
+std::function<void()> PqtLearner::device_synchronizer() const {
+  if (!impl_->device.is_cuda()) return {};
+  const auto index = impl_->device.index();
+  return [index] { torch::cuda::synchronize(index); };
+}
+
+std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, int b,
+                                      int t) const {
+  if (b < 1 || t < 1 || tokens.size() != static_cast<std::size_t>(b) * t) {
+    throw UsageError("logits: tokens must hold b*t = " + std::to_string(b) + "*" +
+                     std::to_string(t) + " entries, got " + std::to_string(tokens.size()));
+  }
+  torch::NoGradGuard no_grad;
+  auto host = torch::empty({b, t}, torch::kInt64);
+  for (std::size_t k = 0; k < tokens.size(); ++k) host.data_ptr<int64_t>()[k] = tokens[k];
+  const torch::Tensor out =
+      impl_->policy->forward(host.to(impl_->device)).logits.to(torch::kCPU).contiguous();
+  return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+}
+
+void PqtLearner::save(ByteWriter& w) const {
+  const Impl& m = *impl_;
+  w.put_bytes(kStateTag, sizeof kStateTag);
+  w.put<std::uint64_t>(m.policy->layout().fingerprint());
+  w.put<std::int32_t>(m.o.max_len);
+  w.put<std::uint64_t>(m.version);
+  put_tensors(w, m.policy->blob_parameters());
+  put_tensors(w, m.optimizer.accumulators());
+  w.put_vector(m.baselines);
+  std::ostringstream rng;
+  rng << m.rng;
+  w.put_string(rng.str());
+  m.queue.save(w);
+  m.replay.save(w);
+}
+
+void PqtLearner::load(ByteReader& r) {
+  Impl& m = *impl_;
+  // 1. Decode and check everything.
+  char tag[sizeof kStateTag];
+  r.get_bytes(tag, sizeof tag);
+  if (std::memcmp(tag, kStateTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
+  const auto fingerprint = r.get<std::uint64_t>();
+  if (fingerprint != m.policy->layout().fingerprint()) {
+    r.fail("learner state has policy layout fingerprint " + std::to_string(fingerprint) +
+           ", this learner " + std::to_string(m.policy->layout().fingerprint()) +
+           " (a different policy shape)");
+  }
+  const auto t = r.get<std::int32_t>();
+  if (t != m.o.max_len) {
+    r.fail("learner state has T (max_len) " + std::to_string(t) + ", this learner " +
+           std::to_string(m.o.max_len));
+  }
+  const auto version = r.get<std::uint64_t>();
+  const std::vector<torch::Tensor> params = get_tensors(r, m.policy->blob_parameters(), "parameters");
+  const std::vector<torch::Tensor> accs = get_tensors(r, m.optimizer.accumulators(), "RMSProp accumulators");
+  std::vector<double> baselines = r.get_vector<double>(m.baselines.size());
+  if (baselines.size() != m.baselines.size()) {
+    r.fail("learner state has " + std::to_string(baselines.size()) + " baselines, expected " +
+           std::to_string(m.baselines.size()));
+  }
+  std::istringstream rng_in(r.get_string(kMaxRngStateChars));
+  std::mt19937_64 rng;
+  rng_in >> rng;
+  if (!rng_in) r.fail("learner state has a malformed sampling RNG state");
+  MaxUniquePriorityQueue queue = MaxUniquePriorityQueue::load(r);
+  ProportionalReplayBuffer replay(m.o.replay_capacity, m.o.replay_temperature);
+  replay.load(r);
+
+  // 2. Apply.
+  {
+    torch::NoGradGuard no_grad;
+    const std::vector<torch::Tensor> dst_params = m.policy->blob_parameters();
+    for (std::size_t k = 0; k < dst_params.size(); ++k) dst_params[k].copy_(params[k]);
+    std::vector<torch::Tensor>& dst_accs = m.optimizer.accumulators();
+    for (std::size_t k = 0; k < dst_accs.size(); ++k) dst_accs[k].copy_(accs[k]);
+  }
+  m.baselines = std::move(baselines);
+  m.rng = rng;
+  m.queue = std::move(queue);
+  m.replay = std::move(replay);
+  m.version = version;
+}
+
+}  // namespace ringrl::learner

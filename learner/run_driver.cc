@@ -1,0 +1,343 @@
+#include "learner/run_driver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/backoff.h"
+#include "common/errors.h"
+#include "common/run_segment.h"
+#include "common/runfiles/metrics_csv.h"
+#include "common/runfiles/progress.h"
+#include "common/runfiles/results_jsonl.h"
+#include "common/runfiles/tb_events.h"
+#include "common/seeds.h"
+#include "common/signals.h"
+#include "common/supervisor.h"
+#include "learner/threads.h"
+
+namespace ringrl::learner {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kMaxDrainPerRing = 4096;          // records per ring per drain pass
+constexpr std::uint64_t kMinRingBytes = 4096;             // smallest ring the driver lays out
+constexpr std::size_t kMaxLagSamples = std::size_t{1} << 22;  // lag samples kept for the summary
+constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);
+constexpr const char* kRunSection = "run";                // the driver's checkpoint section
+constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{1} << 20;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::uint64_t next_pow2(std::uint64_t x) {
+  std::uint64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+// p50 and max of `v` (sorted in place); zeros when empty.
+std::pair<std::uint64_t, std::uint64_t> median_max(std::vector<std::uint64_t>& v) {
+  if (v.empty()) return {0, 0};
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.back()};
+}
+
+// Checks that a checkpoint's identity matches this run's.
+void check_identity(const nlohmann::json& saved, const nlohmann::json& identity, const fs::path& file) {
+  for (const auto& [key, value] : identity.items()) {
+    const nlohmann::json got = saved.value(key, nlohmann::json());
+    if (got != value)
+      throw UsageError(fmt::format("--resume: checkpoint {} has {}={} but this run has {}", file.string(), key,
+                                   got.dump(), value.dump()));
+  }
+}
+
+// Writes one checkpoint file: the driver's "run" section, then the algorithm's.
+void write_state(const fs::path& path, const Algorithm& algo, const nlohmann::json& run_meta) {
+  CheckpointWriter out(path, algo.name());
+  out.section(kRunSection).put_string(run_meta.dump());
+  algo.save(out);
+  out.commit();
+}
+
+}  // namespace
+
+std::string final_model_file_name(std::uint32_t rep) { return fmt::format("model-rep{}.ckpt", rep); }
+
+void DriverOptions::validate() const {
+  if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
+  if (actors < 1 || actors > kMaxActors) throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
+  if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
+  if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
+  if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
+  if (!identity.is_object()) throw UsageError("run identity must be a JSON object");
+}
+
+DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
+  o.validate();
+  const fs::path run_dir(o.run_dir);
+  fs::create_directories(run_dir);
+  const fs::path results_path = run_dir / runfiles::kResultsFileName;
+  const fs::path checkpoint_path = run_dir / kCheckpointFileName;
+  const std::string budget_key = algo.budget_key();
+  nlohmann::json identity = o.identity;
+  identity["max_global_repetitions"] = o.repetitions;
+
+  // Resume: skip completed repetitions; a changed identity is an error.
+  std::set<std::int64_t> done_reps;
+  std::uint64_t budget_of_done_reps = 0;  // the metrics step counts budget over every repetition
+  if (fs::exists(results_path)) {
+    if (!o.resume)
+      throw UsageError(fmt::format(
+          "run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
+          run_dir.string()));
+    const auto records = runfiles::read_json_lines(results_path);
+    runfiles::check_consistent(records, identity, results_path);
+    done_reps = runfiles::completed_values(records);
+    for (const auto& r : records) budget_of_done_reps += r.value(budget_key, std::uint64_t{0});
+  }
+  std::unique_ptr<CheckpointReader> checkpoint;
+  nlohmann::json ck_meta;
+  if (o.resume && fs::exists(checkpoint_path)) {
+    checkpoint = std::make_unique<CheckpointReader>(checkpoint_path, algo.name());
+    ByteReader& meta = checkpoint->section(kRunSection);
+    try {
+      ck_meta = nlohmann::json::parse(meta.get_string(kMaxRunMetaBytes));
+    } catch (const nlohmann::json::exception& e) {
+      meta.fail(std::string("run metadata is not JSON: ") + e.what());
+    }
+    check_identity(ck_meta, identity, checkpoint_path);
+  }
+
+  DriverSummary summary;
+  std::uint32_t first_rep = 0;
+  while (first_rep < o.repetitions && done_reps.count(first_rep) != 0) ++first_rep;
+  if (first_rep >= o.repetitions) {
+    spdlog::info("train: every repetition of {} is already done ({} of {}); nothing to resume", run_dir.string(),
+                 done_reps.size(), o.repetitions);
+    summary.already_done = true;
+    return summary;
+  }
+
+  install_shutdown_handlers();
+  install_crash_handlers();
+  set_torch_threads();
+
+  // The segment: one ring per actor, the weight channel sized for the blob.
+  RunLayoutOptions lo;
+  lo.num_actors = o.actors;
+  lo.weight_capacity = algo.blob_bytes();
+  lo.ring_capacity = next_pow2(std::max(kMinRingBytes, algo.ring_bytes()));
+  RunSegment seg = RunSegment::create(o.run_id.empty() ? fmt::format("train-{}", getpid()) : o.run_id, lo);
+  WeightWriter weights(seg.weights());
+  SupervisorOptions so;
+  so.executable = o.executable;
+  so.heartbeat_timeout = kActorHeartbeatTimeout;
+  so.args = [&](std::uint32_t slot) {
+    ActorLaunch launch;
+    launch.kind = algo.name();
+    launch.segment = seg.name();
+    launch.slot = slot;
+    launch.seed = actor_seed(o.seed, slot);
+    launch.config_path = o.config_path;
+    algo.fill_launch(launch);
+    return launch.to_args();
+  };
+  Supervisor sup(seg, so);
+  std::vector<RingReader> readers;
+  for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), algo.record_mask());
+
+  std::vector<std::string> columns = algo.metric_columns();
+  runfiles::MetricsCsv metrics(run_dir / "metrics.csv", columns);
+  runfiles::TbWriter tb(run_dir);
+  runfiles::ProgressOptions po;
+  po.prefix = "train";
+  if (o.quiet) po.log_interval_s = 1e9;
+  runfiles::Progress progress(po);
+
+  std::vector<std::uint64_t> lags;       // every record of this invocation
+  std::vector<std::uint64_t> tick_lags;  // records since the last metrics row
+  std::vector<std::byte> blob(algo.blob_bytes());
+  const auto train_t0 = Clock::now();
+  Clock::time_point first_record{};
+  std::uint64_t budget_before_first = 0;
+  bool actors_started = false;
+
+  for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
+    if (done_reps.count(rep) != 0) continue;
+    algo.begin_repetition(rep);
+    double seconds_before = 0;
+    if (checkpoint && ck_meta.value("rep", -1) == static_cast<int>(rep)) {
+      algo.load(*checkpoint);
+      seconds_before = ck_meta.value("seconds", 0.0);
+      spdlog::info("train: resuming repetition {} at {} {} (learner version {})", rep, algo.budget_used(),
+                   budget_key, algo.version());
+    }
+    checkpoint.reset();
+
+    // Version bookkeeping: channel version floor + k was published at learner version
+    // published[k]; older channel versions belong to the previous repetition.
+    std::vector<std::uint64_t> published;
+    auto publish = [&] {
+      algo.write_blob(blob.data());
+      weights.publish(blob.data(), blob.size());
+      published.push_back(algo.version());
+    };
+    published.reserve(1024);
+    algo.write_blob(blob.data());
+    const std::uint64_t floor_version = weights.publish(blob.data(), blob.size());
+    published.push_back(algo.version());
+    if (!actors_started) {
+      sup.start();
+      actors_started = true;
+      seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);  // after the first publish
+    }
+
+    const auto rep_t0 = Clock::now();
+    auto last_metrics = rep_t0, last_checkpoint = rep_t0;
+    std::uint64_t budget_at_metrics = algo.budget_used(), version_at_metrics = algo.version();
+    bool stop_rep = false;
+    auto rep_seconds = [&] { return seconds_before + seconds_since(rep_t0); };
+    auto run_meta = [&](bool final_model) {
+      nlohmann::json m = identity;
+      m["rep"] = rep;
+      m[budget_key] = algo.budget_used();
+      m["seconds"] = rep_seconds();
+      m["version"] = algo.version();
+      m["final"] = final_model;
+      return m;
+    };
+    auto write_checkpoint = [&] {
+      write_state(checkpoint_path, algo, run_meta(false));
+      last_checkpoint = Clock::now();
+    };
+    auto drain = [&] {
+      std::uint64_t got = 0;
+      for (std::uint32_t i = 0; i < readers.size(); ++i) {
+        RecordView rec;
+        for (std::uint32_t k = 0; k < kMaxDrainPerRing; ++k) {
+          if (!algo.wants_records()) return got;
+          const PeekStatus ps = readers[i].peek(rec);
+          if (ps == PeekStatus::kEmpty) break;
+          if (ps == PeekStatus::kCorrupt)
+            throw std::runtime_error(fmt::format("actor {} ring is corrupt: {}", i, readers[i].error()));
+          if (rec.version >= floor_version) {
+            const std::uint64_t idx = rec.version - floor_version;
+            const std::uint64_t made_with = published[std::min<std::uint64_t>(idx, published.size() - 1)];
+            if (first_record == Clock::time_point{}) {
+              first_record = Clock::now();
+              budget_before_first = summary.budget;
+            }
+            const std::uint64_t before = algo.budget_used();
+            algo.on_record(i, rec, made_with);
+            summary.budget += algo.budget_used() - before;
+            const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
+            if (lags.size() < kMaxLagSamples) lags.push_back(lag);
+            if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
+          }
+          readers[i].release();
+          ++got;
+        }
+      }
+      return got;
+    };
+
+    Backoff idle;
+    while (!stop_rep) {
+      if (shutdown_requested()) break;
+      const std::uint64_t got = drain();
+      if (algo.solved() && o.stop_on_success) stop_rep = true;
+      if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
+      if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
+      if (!stop_rep && algo.ready()) {
+        if (algo.step()) {
+          ++summary.updates;
+          publish();
+          seg.control().learner_steps.fetch_add(1, std::memory_order_relaxed);  // a statistic
+        }
+        idle.reset();
+      } else if (got == 0) {
+        idle.pause();
+      }
+      auto& counter = algo.budget_unit() == BudgetUnit::kPrograms ? seg.control().npe : seg.control().env_steps;
+      counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
+      if (sup.poll() == 0 && sup.all_failed())
+        throw std::runtime_error("every actor failed and used up its restarts; see the log above");
+      const auto now = Clock::now();
+      const double dt = std::chrono::duration<double>(now - last_metrics).count();
+      if (dt >= o.metrics_every_s) {
+        DriverTick tick;
+        tick.rep = rep;
+        tick.repetitions = o.repetitions;
+        tick.budget = algo.budget_used();
+        tick.budget_per_s = static_cast<double>(tick.budget - budget_at_metrics) / dt;
+        tick.updates_per_s = static_cast<double>(algo.version() - version_at_metrics) / dt;
+        std::tie(tick.lag_p50, tick.lag_max) = median_max(tick_lags);
+        tick.seconds = rep_seconds();
+        tick_lags.clear();
+        const auto step = static_cast<std::int64_t>(budget_of_done_reps + tick.budget);
+        const std::vector<double> row = algo.metric_row(tick);
+        std::vector<std::pair<std::string, double>> named;
+        for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) named.emplace_back(columns[c], row[c]);
+        metrics.write_named_row(step, seconds_since(train_t0), named);
+        for (const auto& [k, v] : named)
+          if (k != "rep") tb.add_scalar("train/" + k, step, static_cast<float>(v));
+        tb.flush();
+        progress.update(algo.progress_fields(tick));
+        last_metrics = now;
+        budget_at_metrics = tick.budget;
+        version_at_metrics = algo.version();
+      }
+      if (o.checkpoint_every_s > 0 && std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
+        write_checkpoint();
+    }
+    if (shutdown_requested() && !stop_rep) {
+      write_checkpoint();
+      summary.interrupted = true;
+      spdlog::warn("train: interrupted (signal {}); checkpoint written to {}; continue with --resume",
+                   shutdown_signal(), checkpoint_path.string());
+      break;
+    }
+    // The repetition is done: keep its final model, record its result, drop the checkpoint.
+    const double seconds = rep_seconds();
+    write_state(run_dir / final_model_file_name(rep), algo, run_meta(true));
+    nlohmann::json line = algo.result();
+    for (const auto& [k, v] : identity.items()) line[k] = v;
+    line["global_rep"] = rep;
+    line[budget_key] = algo.budget_used();
+    line["seconds"] = seconds;
+    runfiles::append_json_line(results_path, line);
+    std::error_code ec;
+    fs::remove(checkpoint_path, ec);  // the next repetition starts fresh
+    summary.results.push_back(line);
+    budget_of_done_reps += algo.budget_used();
+    progress.finish();
+    spdlog::info("train: repetition {}/{}: {}; final model {}", rep + 1, o.repetitions, algo.describe_result(),
+                 (run_dir / final_model_file_name(rep)).string());
+  }
+  progress.finish();
+  summary.seconds = seconds_since(train_t0);
+  summary.budget_per_s = summary.seconds > 0 ? static_cast<double>(summary.budget) / summary.seconds : 0;
+  if (first_record != Clock::time_point{}) {
+    const double steady = seconds_since(first_record);
+    const std::uint64_t counted = summary.budget - budget_before_first;
+    summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
+  }
+  summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
+  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining), std::memory_order_release);  // before the stop flag
+  sup.stop();
+  summary.actor_restarts = sup.total_restarts();
+  std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);
+  return summary;
+}
+
+}  // namespace ringrl::learner

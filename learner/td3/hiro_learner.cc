@@ -1,0 +1,227 @@
+#include "learner/td3/hiro_learner.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "envs/maze/factory.h"
+#include "learner/td3/fifo_replay.h"
+#include "learner/td3/hiro_ops.h"
+#include "learner/td3/td3.h"
+
+namespace ringrl::td3 {
+
+namespace {
+
+constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
+constexpr std::uint32_t kHiroVersion = 1;
+constexpr std::uint64_t kLowSeedSalt = 1;   // agent seeds derive from options.seed
+constexpr std::uint64_t kHighSeedSalt = 2;
+constexpr std::uint64_t kLearnerSeedSalt = 3;
+constexpr std::uint64_t kSeedStride = 0x9E3779B97F4A7C15ULL;
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (name != "cpu" && name.rfind("cuda", 0) != 0)
+    throw UsageError("device '" + name + "' (expected auto, cpu or cuda:N)");
+  torch::Device d(torch::kCPU);
+  try {
+    d = torch::Device(name);
+  } catch (const std::exception&) {
+    throw UsageError("device '" + name + "' (expected auto, cpu or cuda:N)");
+  }
+  if (d.is_cuda() && (!torch::cuda::is_available() || (d.has_index() && d.index() >= static_cast<int>(torch::cuda::device_count()))))
+    throw UsageError("device " + name + " is not available here (CUDA devices: " +
+                     std::to_string(torch::cuda::is_available() ? torch::cuda::device_count() : 0) + ")");
+  return d;
+}
+
+Td3Options agent_options(const HiroOptions& o, bool low) {
+  Td3Options t;
+  t.shape.input_dim = o.obs_dim + (low ? o.goal_space.dim : o.context_dim);
+  t.shape.action_dim = low ? o.action_dim() : o.goal_space.dim;
+  t.shape.action_low = low ? o.action_low : o.goal_space.low;
+  t.shape.action_high = low ? o.action_high : o.goal_space.high;
+  t.shape.hidden1 = o.hidden;
+  t.shape.hidden2 = o.hidden;
+  t.shape.masked_inputs = low && o.goal_space.mask_xy ? hiro::kMaskedInputDims : 0;
+  t.actor_lr = o.actor_lr;
+  t.critic_lr = o.critic_lr;
+  t.tau = o.tau;
+  t.gamma = low ? o.gamma_low : o.gamma_high;
+  t.update_period = o.update_period;
+  t.target_noise = o.target_noise;
+  t.target_noise_clip = o.target_noise_clip;
+  t.seed = o.seed + (low ? kLowSeedSalt : kHighSeedSalt) * kSeedStride;
+  return t;
+}
+
+HiroUpdateStats read_stats(const Td3Stats& s, bool read) {
+  HiroUpdateStats out;
+  out.actor_step = s.actor_step;
+  if (read) {
+    out.critic_loss = s.critic_loss.item<double>();
+    if (s.actor_step) out.actor_loss = s.actor_loss.item<double>();
+  }
+  return out;
+}
+
+}  // namespace
+
+void HiroOptions::validate() const {
+  const hiro::GoalSpace& gs = goal_space;
+  if (gs.dim < 1 || gs.low.size() != static_cast<std::size_t>(gs.dim) || gs.high.size() != gs.low.size())
+    throw UsageError("hiro: goal space of dim " + std::to_string(gs.dim) + " with " + std::to_string(gs.low.size()) +
+                     " bounds (build it with make_goal_space)");
+  if (obs_dim < gs.dim)
+    throw UsageError("hiro: obs_dim " + std::to_string(obs_dim) + " is below the goal dim " + std::to_string(gs.dim));
+  if (gs.mask_xy && obs_dim < hiro::kMaskedInputDims)
+    throw UsageError("hiro: x,y masking needs obs_dim >= 2, got " + std::to_string(obs_dim));
+  if (context_dim < 1) throw UsageError("hiro: context_dim must be >= 1, got " + std::to_string(context_dim));
+  if (action_low.empty() || action_low.size() != action_high.size())
+    throw UsageError("hiro: action box has " + std::to_string(action_low.size()) + "/" +
+                     std::to_string(action_high.size()) + " bounds");
+  if (meta_period < 1) throw UsageError("hiro: meta_period must be >= 1, got " + std::to_string(meta_period));
+  if (batch_size < 1) throw UsageError("hiro: batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
+  (void)parse_relabel_strategy(relabel);
+  for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})
+    if (d > hiro::kMaxRecordDim)
+      throw UsageError("hiro: dimension " + std::to_string(d) + " exceeds what the records carry (at most " +
+                       std::to_string(hiro::kMaxRecordDim) + ")");
+}
+
+HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind,
+                              const envs::maze::MazeEnvOptions& env_options) {
+  const envs::EnvSpec spec = envs::maze::maze_env_spec(env_name, env_options);
+  const envs::Box full = envs::maze::maze_subgoal_box(env_name, env_options);
+  HiroOptions o;
+  o.goal_space = hiro::make_goal_space(kind, spec.obs_dim, full.low, full.high, env_name);
+  o.obs_dim = spec.obs_dim;
+  o.context_dim = spec.task.context_dim();
+  o.action_low = spec.action.low;
+  o.action_high = spec.action.high;
+  return o;
+}
+
+HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind) {
+  return make_hiro_options(env_name, kind, envs::maze::MazeEnvOptions{});
+}
+
+struct HiroLearner::Impl {
+  explicit Impl(const HiroOptions& o)
+      : options((o.validate(), o)),
+        device(resolve_device(o.device)),
+        low(agent_options(o, true), device),
+        high(agent_options(o, false), device),
+        low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
+        high_replay(o.replay_capacity, hiro::MetaTransitionLayout(o.meta_transition_dims()).floats()),
+        relabeller(parse_relabel_strategy(o.relabel), o.goal_space, o.action_low, o.action_high, device),
+        rng(o.seed + kLearnerSeedSalt * kSeedStride) {}
+
+  // B rows of `replay` on the device: [B, row_floats].
+  torch::Tensor sample_rows(const FifoReplay& replay) {
+    const int B = options.batch_size;
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(B));
+    replay.sample(rng, B, slots.data());
+    auto host = torch::empty({B, replay.row_floats()},
+                             torch::TensorOptions().dtype(torch::kFloat).pinned_memory(device.is_cuda()));
+    replay.gather(slots.data(), B, host.data_ptr<float>());
+    return host.to(device, /*non_blocking=*/true);
+  }
+
+  HiroOptions options;
+  torch::Device device;
+  Td3Agent low;
+  Td3Agent high;
+  FifoReplay low_replay;
+  FifoReplay high_replay;
+  Relabeller relabeller;
+  Td3Rng rng;
+  std::vector<float> row;  // staging for one decoded record
+};
+
+HiroLearner::HiroLearner(const HiroOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+HiroLearner::~HiroLearner() = default;
+
+const HiroOptions& HiroLearner::options() const noexcept { return impl_->options; }
+Td3Agent& HiroLearner::low_agent() noexcept { return impl_->low; }
+Td3Agent& HiroLearner::high_agent() noexcept { return impl_->high; }
+const FifoReplay& HiroLearner::low_replay() const noexcept { return impl_->low_replay; }
+const FifoReplay& HiroLearner::high_replay() const noexcept { return impl_->high_replay; }
+
+bool HiroLearner::add_transition(const std::byte* data, std::uint32_t bytes, std::string* error) {
+  hiro::TransitionView view;
+  if (!hiro::decode_transition(data, bytes, impl_->options.transition_dims(), &view, error)) return false;
+  impl_->row.resize(static_cast<std::size_t>(view.count));
+  view.copy_floats(impl_->row.data());
+  impl_->low_replay.add(impl_->row.data());
+  return true;
+}
+
+bool HiroLearner::add_meta_transition(const std::byte* data, std::uint32_t bytes, std::string* error) {
+  hiro::MetaTransitionView view;
+  if (!hiro::decode_meta_transition(data, bytes, impl_->options.meta_transition_dims(), &view, error)) return false;
+  impl_->row.resize(static_cast<std::size_t>(view.count));
+  view.copy_floats(impl_->row.data());
+  impl_->high_replay.add(impl_->row.data());
+  return true;
+}
+
+HiroUpdateStats HiroLearner::update_low(bool read_losses) {
+  Impl& m = *impl_;
+  if (m.low_replay.empty()) throw UsageError("hiro: update_low() before any low-level transition was added");
+  const hiro::TransitionLayout L(m.options.transition_dims());
+  const auto rows = m.sample_rows(m.low_replay);
+  const auto s = rows.narrow(1, L.s(), L.obs);
+  const auto a = rows.narrow(1, L.a(), L.act);
+  const auto s_next = rows.narrow(1, L.s_next(), L.obs);
+  const auto g = rows.narrow(1, L.g(), L.goal);
+  const auto g_next = rows.narrow(1, L.g_next(), L.goal);
+  Td3Batch batch{torch::cat({s, g}, 1), a, intrinsic_reward(s, g, s_next), torch::cat({s_next, g_next}, 1)};
+  return read_stats(m.low.update(batch), read_losses);
+}
+
+HiroUpdateStats HiroLearner::update_high(bool read_losses) {
+  Impl& m = *impl_;
+  if (m.high_replay.empty()) throw UsageError("hiro: update_high() before any meta transition was added");
+  const hiro::MetaTransitionLayout L(m.options.meta_transition_dims());
+  const std::int64_t B = m.options.batch_size;
+  const auto rows = m.sample_rows(m.high_replay);
+  RelabelBatch rb;
+  rb.s = rows.narrow(1, L.s(), L.obs);
+  rb.s_next = rows.narrow(1, L.s_next(), L.obs);
+  rb.g = rows.narrow(1, L.g(), L.goal);
+  rb.states = rows.narrow(1, L.low_states(), L.steps * L.obs).reshape({B, L.steps, L.obs});
+  rb.actions = rows.narrow(1, L.low_actions(), L.steps * L.act).reshape({B, L.steps, L.act});
+  Actor& low_actor = m.low.actor();
+  const RelabelResult relabelled =
+      m.relabeller.relabel(rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng);
+  Td3Batch batch{torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1), relabelled.goals,
+                 rows.select(1, L.reward()), torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1)};
+  return read_stats(m.high.update(batch), read_losses);
+}
+
+void HiroLearner::save(ByteWriter& out) const {
+  out.put(kHiroMagic);
+  out.put(kHiroVersion);
+  out.put<std::uint64_t>(impl_->rng.state());
+  impl_->low.save(out);
+  impl_->high.save(out);
+  impl_->low_replay.save(out);
+  impl_->high_replay.save(out);
+}
+
+void HiroLearner::load(ByteReader& in) {
+  in.expect(kHiroMagic, "hiro learner magic");
+  in.expect(kHiroVersion, "hiro learner version");
+  const auto rng_state = in.get<std::uint64_t>();
+  impl_->low.load(in);
+  impl_->high.load(in);
+  impl_->low_replay.load(in);
+  impl_->high_replay.load(in);
+  impl_->rng.set_state(rng_state);
+}
+
+}  // namespace ringrl::td3

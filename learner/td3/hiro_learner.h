@@ -1,0 +1,122 @@
+// HiroLearner: the learner side of HIRO (spec hiro.md §3-§9) without transport: two TD3
+// agents (learner/td3/td3.h), two FIFO replays and the off-policy correction.
+//
+// Contract:
+// * Low level: input obs (+) g (k = goal_space.dim), output the env action box; x,y masked in
+//   the actor and both critics under hiro_orig. High level: input obs (+) G, output the goal
+//   box, never masked. Both use the same TD3 hyperparameters (§3) except their discounts.
+// * add_transition()/add_meta_transition() decode a ring record (transition_record.h), refuse
+//   a malformed one (false + reason, nothing stored) and append its float block to the level's
+//   FIFO replay.
+// * update_low(): B rows uniformly with replacement; x = s (+) g, x' = s' (+) g', reward
+//   recomputed as r_lo(s, g, s') (§6.3); one TD3 update. update_high(): B rows; the goal is
+//   relabelled (§9, strategy from the options) with the current online low-level actor; x =
+//   s_t (+) G_t, x' = s_{t+c} (+) G_{t+c}, r = R (stored); one TD3 update with gamma_high
+//   per meta transition. Each requires a non-empty replay (UsageError otherwise). The
+//   update-rate schedule (1 low per env step, 1 high per 10) is the caller's.
+// * Random streams: the learner's own (replay indices, relabel draws) and one per agent
+//   (initial weights, target smoothing), all seeded from options.seed.
+// * save()/load(): both agents, both replays and the learner's stream; load() into a learner
+//   built with the same options gives bit-identical later updates.
+// * Device: "auto" (cuda:0 when available, else cpu), "cpu" or "cuda:N"; rows are gathered
+//   on the host (pinned on CUDA) and copied to the device. One thread uses an instance;
+//   options are validated at construction (UsageError). Torch stays out of this header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/byte_codec.h"
+#include "common/hiro/goal_space.h"
+#include "common/hiro/transition_record.h"
+#include "learner/td3/defaults.h"
+
+namespace ringrl::envs::maze {
+struct MazeEnvOptions;
+}
+
+namespace ringrl::td3 {
+
+class Td3Agent;
+class FifoReplay;
+
+struct HiroOptions {
+  hiro::GoalSpace goal_space;          // k, goal box, ZERO_OBS
+  int obs_dim = 0;
+  int context_dim = 0;                 // dim(G)
+  std::vector<float> action_low;       // env action box (low-level output)
+  std::vector<float> action_high;
+  int meta_period = hiro::kDefaultMetaPeriod;  // c
+  int hidden = kDefaultHidden;         // both hidden layers, both levels (§4)
+  double actor_lr = kDefaultActorLr;
+  double critic_lr = kDefaultCriticLr;
+  double tau = kDefaultTau;
+  double gamma_low = kDefaultGamma;    // per env step
+  double gamma_high = kDefaultGamma;   // per meta transition, not 0.99^c (§12.5)
+  int batch_size = kDefaultBatchSize;  // each level
+  int update_period = kDefaultUpdatePeriod;  // actor and target period, both levels
+  double target_noise = kDefaultTargetNoise;  // absolute, both levels
+  double target_noise_clip = kDefaultTargetNoiseClip;
+  std::size_t replay_capacity = kDefaultReplayCapacity;  // each buffer
+  std::string relabel = "sample";      // sample | fun | none (§9)
+  std::string device = "auto";         // auto | cpu | cuda:N
+  std::uint64_t seed = 0;
+
+  int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
+  hiro::HiroDims dims() const noexcept { return {obs_dim, action_dim(), goal_space.dim, context_dim}; }
+  hiro::TransitionDims transition_dims() const noexcept { return {obs_dim, action_dim(), goal_space.dim}; }
+  hiro::MetaTransitionDims meta_transition_dims() const noexcept {
+    return {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period};
+  }
+  /// Throws UsageError naming the first bad value.
+  void validate() const;
+};
+
+/// Options for HIRO on a maze env (envs/maze/factory.h) with goal space `kind`: dims, action
+/// box, goal box and context from the env's spec; the rest at the spec defaults.
+HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind,
+                              const envs::maze::MazeEnvOptions& env_options);
+HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind);
+
+/// What one update did (losses read back to the host).
+struct HiroUpdateStats {
+  double critic_loss = 0.0;
+  double actor_loss = 0.0;    // 0 when the actor step was skipped
+  bool actor_step = false;
+};
+
+class HiroLearner {
+ public:
+  explicit HiroLearner(const HiroOptions& options);
+  ~HiroLearner();
+  HiroLearner(const HiroLearner&) = delete;
+  HiroLearner& operator=(const HiroLearner&) = delete;
+
+  /// Decodes and stores one Transition record; false + *error on a malformed one.
+  bool add_transition(const std::byte* data, std::uint32_t bytes, std::string* error);
+  /// Decodes and stores one MetaTransition record; false + *error on a malformed one.
+  bool add_meta_transition(const std::byte* data, std::uint32_t bytes, std::string* error);
+
+  /// One low-level TD3 update. `read_losses` = false skips the host read-back (no sync).
+  HiroUpdateStats update_low(bool read_losses = true);
+  /// One high-level TD3 update with relabelling.
+  HiroUpdateStats update_high(bool read_losses = true);
+
+  const HiroOptions& options() const noexcept;
+  Td3Agent& low_agent() noexcept;
+  Td3Agent& high_agent() noexcept;
+  const FifoReplay& low_replay() const noexcept;
+  const FifoReplay& high_replay() const noexcept;
+
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringrl::td3

@@ -1,0 +1,102 @@
+#include "learner/td3/hiro_ops.h"
+
+#include "common/errors.h"
+
+namespace ringrl::td3 {
+
+RelabelStrategy parse_relabel_strategy(const std::string& name) {
+  if (name == "sample") return RelabelStrategy::kSample;
+  if (name == "fun" || name == "FuN") return RelabelStrategy::kFun;
+  if (name == "none" || name == "None") return RelabelStrategy::kNone;
+  throw UsageError("unknown goal_sample_strategy '" + name + "' (expected sample, fun or none)");
+}
+
+const char* relabel_strategy_name(RelabelStrategy s) noexcept {
+  switch (s) {
+    case RelabelStrategy::kSample: return "sample";
+    case RelabelStrategy::kFun: return "fun";
+    case RelabelStrategy::kNone: return "none";
+  }
+  return "?";
+}
+
+torch::Tensor intrinsic_reward(const torch::Tensor& s, const torch::Tensor& g, const torch::Tensor& s_next) {
+  const std::int64_t k = g.size(1);
+  const auto d = s_next.narrow(1, 0, k) - (s.narrow(1, 0, k) + g);
+  return -torch::sqrt(d.pow(2).sum(1) + hiro::kIntrinsicEpsilon);
+}
+
+Relabeller::Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, const std::vector<float>& action_low,
+                       const std::vector<float>& action_high, torch::Device device)
+    : strategy_(strategy), goal_dim_(goals.dim), device_(device) {
+  if (goals.dim < 1 || goals.low.size() != static_cast<std::size_t>(goals.dim) || goals.high.size() != goals.low.size())
+    throw UsageError("relabelling: goal box of " + std::to_string(goals.low.size()) + " dims, expected k = " +
+                     std::to_string(goals.dim) + " >= 1");
+  if (action_low.empty() || action_low.size() != action_high.size())
+    throw UsageError("relabelling: action box has " + std::to_string(action_low.size()) + "/" +
+                     std::to_string(action_high.size()) + " bounds");
+  goal_low_ = torch::tensor(goals.low).to(device_);
+  goal_high_ = torch::tensor(goals.high).to(device_);
+  goal_half_range_ = (goal_high_ - goal_low_) / 2;
+  const auto alow = torch::tensor(action_low);
+  const auto ahigh = torch::tensor(action_high);
+  const auto half = (ahigh - alow) / 2;
+  if (!(half > 0).all().item<bool>())
+    throw UsageError("relabelling: every low-level action dim needs high > low (its half-range normalises errors)");
+  action_half_range_ = half.to(device_);
+}
+
+torch::Tensor Relabeller::normals(std::int64_t rows, std::int64_t n, Td3Rng& rng) const {
+  auto host = torch::empty({rows, n, goal_dim_}, torch::kFloat);
+  float* p = host.data_ptr<float>();
+  for (std::int64_t i = 0; i < host.numel(); ++i) p[i] = static_cast<float>(rng.normal());
+  return host.to(device_);
+}
+
+torch::Tensor Relabeller::score(const RelabelBatch& batch, const torch::Tensor& candidates,
+                                const LowPolicy& policy) const {
+  torch::NoGradGuard no_grad;
+  const std::int64_t B = candidates.size(0), K = candidates.size(1), k = candidates.size(2);
+  const std::int64_t c = batch.states.size(1), obs = batch.states.size(2), act = batch.actions.size(2);
+  // Goal in force at each stored state: g~ + s_t[:k] - s_{t+i}[:k]  -> [B, K, c, k].
+  const auto shift = batch.s.narrow(1, 0, k).unsqueeze(1) - batch.states.narrow(2, 0, k);  // [B, c, k]
+  const auto seq = candidates.unsqueeze(2) + shift.unsqueeze(1);
+  // Policy input s_{t+i} (+) g~_i, one pass over all B*K*c rows.
+  const auto states = batch.states.unsqueeze(1).expand({B, K, c, obs});
+  const auto input = torch::cat({states, seq}, 3).reshape({B * K * c, obs + k});
+  const auto pred = policy(input).reshape({B, K, c, act});
+  const auto err = (batch.actions.unsqueeze(1) - pred) / action_half_range_;
+  return -err.pow(2).sum({2, 3});
+}
+
+RelabelResult Relabeller::relabel(const RelabelBatch& batch, const LowPolicy& policy, Td3Rng& rng) const {
+  torch::NoGradGuard no_grad;
+  RelabelResult r;
+  const std::int64_t B = batch.g.size(0);
+  const auto delta = batch.s_next.narrow(1, 0, goal_dim_) - batch.s.narrow(1, 0, goal_dim_);  // [B, k]
+  switch (strategy_) {
+    case RelabelStrategy::kNone:
+      r.goals = batch.g;
+      return r;
+    case RelabelStrategy::kFun:
+      r.goals = delta + kFunSigmaFraction * goal_half_range_ * normals(B, 1, rng).squeeze(1);
+      return r;
+    case RelabelStrategy::kSample:
+      break;
+  }
+  // Candidates: 8 Gaussian draws around delta, delta, the original; all clipped to the box.
+  const auto gauss = delta.unsqueeze(1) +
+                     kSampleSigmaFraction * goal_half_range_ * normals(B, kRelabelGaussianCandidates, rng);
+  const auto raw = torch::cat({gauss, delta.unsqueeze(1), batch.g.unsqueeze(1)}, 1);  // [B, K, k]
+  r.candidates = torch::max(torch::min(raw, goal_high_), goal_low_);
+  r.scores = score(batch, r.candidates, policy);
+  // First maximum: the smallest index whose score equals the row maximum.
+  const auto best = std::get<0>(r.scores.max(1, /*keepdim=*/true));
+  const auto index = torch::arange(kRelabelCandidates, r.scores.options().dtype(torch::kLong)).expand_as(r.scores);
+  const auto masked = torch::where(r.scores == best, index, torch::full_like(index, kRelabelCandidates));
+  r.choice = std::get<0>(masked.min(1));
+  r.goals = r.candidates.gather(1, r.choice.view({B, 1, 1}).expand({B, 1, goal_dim_})).squeeze(1);
+  return r;
+}
+
+}  // namespace ringrl::td3

@@ -1,0 +1,93 @@
+// Batched torch forms of HIRO's goal arithmetic (spec hiro.md §6.2, §6.3) and the high-level
+// off-policy correction (§9), for the learner.
+//
+// Contract:
+// * intrinsic_reward(): r_lo recomputed from stored (s, g, s') rows, the same formula as
+//   hiro::intrinsic_reward (float32 on the device).
+// * Relabeller::relabel() picks, per batch row, the goal used as the high-level action in the
+//   critic loss:
+//     sample (default): K = 10 candidates in this order: 8 draws N(delta, sigma_c^2) per dim
+//       (sigma_c = 0.5 x half-range of the goal box), then delta = s_{t+c}[:k] - s_t[:k],
+//       then the stored g_t; all 10 clipped to the goal box. Each candidate is propagated
+//       along the stored states by h (g~_i = g~ + s_t[:k] - s_{t+i}[:k]); the low-level
+//       policy (the CURRENT online actor, deterministic, with its own x,y masking) predicts
+//       a^_i from s_{t+i} (+) g~_i; score = -sum_i sum_j ((a_i[j] - a^_i[j]) / half_range_a[j])^2.
+//       The first maximum wins. One [B*K*c, obs+k] forward pass, no gradients.
+//     fun:  one draw N(delta, (0.1 x half-range)^2) per dim, not clipped (§9.2).
+//     none: the stored g_t (§9.3).
+//   Gaussian draws come from the caller's Td3Rng on the host, row-major over
+//   [batch row][candidate][goal dim], so a seed fixes the candidates on every device.
+// * One thread uses an instance; tensors live on the Relabeller's device.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "common/hiro/goal_space.h"
+#include "learner/td3/rng.h"
+
+namespace ringrl::td3 {
+
+/// §9 goal_sample_strategy.
+enum class RelabelStrategy { kSample, kFun, kNone };
+/// "sample", "fun" (or "FuN"), "none" (or "None"); UsageError otherwise.
+RelabelStrategy parse_relabel_strategy(const std::string& name);
+const char* relabel_strategy_name(RelabelStrategy s) noexcept;
+
+inline constexpr int kRelabelGaussianCandidates = 8;  // §9.1: Gaussian draws around delta
+inline constexpr int kRelabelCandidates = 10;         // §9.1: 8 draws + delta + original
+inline constexpr int kDeltaCandidate = 8;             // index of delta among the candidates
+inline constexpr int kOriginalCandidate = 9;          // index of the stored goal
+inline constexpr double kSampleSigmaFraction = 0.5;   // §9.1: sigma_c = 0.5 x half-range
+inline constexpr double kFunSigmaFraction = 0.1;      // §9.2: sigma = 0.1 x half-range
+
+/// r_lo = -sqrt(sum_{j<k} (s'[:, j] - (s[:, j] + g[:, j]))^2 + 1e-10): [B, >=k] x3 -> [B].
+torch::Tensor intrinsic_reward(const torch::Tensor& s, const torch::Tensor& g, const torch::Tensor& s_next);
+
+/// The low-level policy used for scoring: [N, obs + k] -> [N, act].
+using LowPolicy = std::function<torch::Tensor(const torch::Tensor&)>;
+
+/// One high-level batch as relabelling needs it (device tensors).
+struct RelabelBatch {
+  torch::Tensor s;        // [B, obs]   s_t
+  torch::Tensor s_next;   // [B, obs]   s_{t+c}
+  torch::Tensor g;        // [B, k]     stored goal
+  torch::Tensor states;   // [B, c, obs] s_t .. s_{t+c-1}
+  torch::Tensor actions;  // [B, c, act] a_t .. a_{t+c-1}
+};
+
+struct RelabelResult {
+  torch::Tensor goals;       // [B, k] the chosen goals
+  torch::Tensor candidates;  // [B, K, k] (sample only)
+  torch::Tensor scores;      // [B, K] (sample only)
+  torch::Tensor choice;      // [B] int64 candidate index (sample only)
+};
+
+class Relabeller {
+ public:
+  /// `action_low/high`: the low-level action box (its half-range normalises the errors).
+  Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, const std::vector<float>& action_low,
+             const std::vector<float>& action_high, torch::Device device);
+
+  RelabelResult relabel(const RelabelBatch& batch, const LowPolicy& policy, Td3Rng& rng) const;
+
+  /// Scores of given candidates [B, K, k] (no clipping here): [B, K].
+  torch::Tensor score(const RelabelBatch& batch, const torch::Tensor& candidates, const LowPolicy& policy) const;
+
+  RelabelStrategy strategy() const noexcept { return strategy_; }
+
+ private:
+  // Host N(0,1) draws [B, n, k] on the device.
+  torch::Tensor normals(std::int64_t rows, std::int64_t n, Td3Rng& rng) const;
+
+  RelabelStrategy strategy_;
+  int goal_dim_;
+  torch::Device device_;
+  torch::Tensor goal_low_, goal_high_, goal_half_range_;  // [k]
+  torch::Tensor action_half_range_;                       // [act]
+};
+
+}  // namespace ringrl::td3

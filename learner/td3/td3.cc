@@ -1,0 +1,312 @@
+#include "learner/td3/td3.h"
+
+#include <cmath>
+#include <string>
+
+#include "common/errors.h"
+
+namespace ringrl::td3 {
+
+namespace {
+
+constexpr std::uint32_t kAgentMagic = 0x33445431;  // "1TD3"
+constexpr std::uint32_t kAgentVersion = 1;
+
+// Leading `masked` entries 0, the rest 1.
+torch::Tensor input_mask(int input_dim, int masked) {
+  auto m = torch::ones({input_dim});
+  if (masked > 0) m.narrow(0, 0, masked).zero_();
+  return m;
+}
+
+// Weights U(-bound, bound) from the host stream (device-independent), bias 0.
+void init_linear(torch::nn::Linear& layer, double bound, Td3Rng& rng) {
+  torch::NoGradGuard no_grad;
+  auto w = torch::empty(layer->weight.sizes(), torch::kFloat);
+  float* p = w.data_ptr<float>();
+  for (std::int64_t i = 0; i < w.numel(); ++i) p[i] = static_cast<float>(rng.uniform(-bound, bound));
+  layer->weight.copy_(w);
+  layer->bias.zero_();
+}
+
+void init_mlp(torch::nn::Linear& fc1, torch::nn::Linear& fc2, torch::nn::Linear& out, Td3Rng& rng) {
+  init_linear(fc1, 1.0 / std::sqrt(static_cast<double>(fc1->weight.size(1))), rng);
+  init_linear(fc2, 1.0 / std::sqrt(static_cast<double>(fc2->weight.size(1))), rng);
+  init_linear(out, kOutputInitRange, rng);
+}
+
+void hard_copy(torch::nn::Module& dst, const torch::nn::Module& src) {
+  torch::NoGradGuard no_grad;
+  auto d = dst.parameters();
+  const auto s = src.parameters();
+  for (std::size_t i = 0; i < d.size(); ++i) d[i].copy_(s[i]);
+}
+
+void soft_copy(torch::nn::Module& dst, const torch::nn::Module& src, double tau) {
+  torch::NoGradGuard no_grad;
+  auto d = dst.parameters();
+  const auto s = src.parameters();
+  for (std::size_t i = 0; i < d.size(); ++i) d[i].mul_(1.0 - tau).add_(s[i], tau);
+}
+
+void save_params(ByteWriter& out, const torch::nn::Module& m) {
+  for (const auto& p : m.parameters()) save_tensor(out, p);
+}
+void load_params(ByteReader& in, torch::nn::Module& m) {
+  for (auto& p : m.parameters()) load_tensor(in, p);
+}
+
+void save_adam(ByteWriter& out, const torch::optim::Adam& opt) {
+  for (const auto& p : opt.param_groups().at(0).params()) {
+    const auto it = opt.state().find(p.unsafeGetTensorImpl());
+    out.put<std::uint8_t>(it == opt.state().end() ? 0 : 1);
+    if (it == opt.state().end()) continue;
+    const auto& st = static_cast<const torch::optim::AdamParamState&>(*it->second);
+    out.put<std::int64_t>(st.step());
+    save_tensor(out, st.exp_avg());
+    save_tensor(out, st.exp_avg_sq());
+  }
+}
+
+void load_adam(ByteReader& in, torch::optim::Adam& opt) {
+  for (const auto& p : opt.param_groups().at(0).params()) {
+    void* key = p.unsafeGetTensorImpl();
+    opt.state().erase(key);
+    const auto present = in.get<std::uint8_t>();
+    if (present > 1) in.fail("Adam state flag " + std::to_string(present));
+    if (present == 0) continue;
+    auto st = std::make_unique<torch::optim::AdamParamState>();
+    const auto step = in.get<std::int64_t>();
+    if (step < 0) in.fail("Adam step " + std::to_string(step));
+    st->step(step);
+    st->exp_avg(torch::zeros_like(p));
+    st->exp_avg_sq(torch::zeros_like(p));
+    load_tensor(in, st->exp_avg());
+    load_tensor(in, st->exp_avg_sq());
+    opt.state()[key] = std::move(st);
+  }
+}
+
+std::string shape_text(const Td3Shape& s) {
+  return "in " + std::to_string(s.input_dim) + ", act " + std::to_string(s.action_dim) + ", hidden " +
+         std::to_string(s.hidden1) + "-" + std::to_string(s.hidden2) + ", masked " + std::to_string(s.masked_inputs);
+}
+
+}  // namespace
+
+void Td3Options::validate() const {
+  const Td3Shape& s = shape;
+  if (s.input_dim < 1) throw UsageError("td3: input_dim must be >= 1, got " + std::to_string(s.input_dim));
+  if (s.action_dim < 1) throw UsageError("td3: action_dim must be >= 1, got " + std::to_string(s.action_dim));
+  if (s.hidden1 < 1 || s.hidden2 < 1)
+    throw UsageError("td3: hidden sizes must be >= 1, got " + std::to_string(s.hidden1) + "-" + std::to_string(s.hidden2));
+  if (s.masked_inputs < 0 || s.masked_inputs > s.input_dim)
+    throw UsageError("td3: masked_inputs must be in [0, " + std::to_string(s.input_dim) + "], got " +
+                     std::to_string(s.masked_inputs));
+  if (s.action_low.size() != static_cast<std::size_t>(s.action_dim) || s.action_high.size() != s.action_low.size())
+    throw UsageError("td3: action box has " + std::to_string(s.action_low.size()) + "/" +
+                     std::to_string(s.action_high.size()) + " bounds, expected " + std::to_string(s.action_dim));
+  for (std::size_t j = 0; j < s.action_low.size(); ++j)
+    if (!std::isfinite(s.action_low[j]) || !std::isfinite(s.action_high[j]) || s.action_low[j] > s.action_high[j])
+      throw UsageError("td3: action box dim " + std::to_string(j) + " is [" + std::to_string(s.action_low[j]) + ", " +
+                       std::to_string(s.action_high[j]) + "], expected finite low <= high");
+  if (!(actor_lr >= 0.0)) throw UsageError("td3: actor_lr must be >= 0, got " + std::to_string(actor_lr));
+  if (!(critic_lr >= 0.0)) throw UsageError("td3: critic_lr must be >= 0, got " + std::to_string(critic_lr));
+  if (!(tau >= 0.0 && tau <= 1.0)) throw UsageError("td3: tau must be in [0, 1], got " + std::to_string(tau));
+  if (!(gamma >= 0.0 && gamma <= 1.0)) throw UsageError("td3: gamma must be in [0, 1], got " + std::to_string(gamma));
+  if (update_period < 1) throw UsageError("td3: update_period must be >= 1, got " + std::to_string(update_period));
+  if (!(target_noise >= 0.0)) throw UsageError("td3: target_noise must be >= 0, got " + std::to_string(target_noise));
+  if (!(target_noise_clip >= 0.0))
+    throw UsageError("td3: target_noise_clip must be >= 0, got " + std::to_string(target_noise_clip));
+}
+
+ActorImpl::ActorImpl(const Td3Shape& s)
+    : fc1(register_module("fc1", torch::nn::Linear(s.input_dim, s.hidden1))),
+      fc2(register_module("fc2", torch::nn::Linear(s.hidden1, s.hidden2))),
+      out(register_module("out", torch::nn::Linear(s.hidden2, s.action_dim))) {
+  mask = register_buffer("mask", input_mask(s.input_dim, s.masked_inputs));
+  const auto low = torch::tensor(s.action_low);
+  const auto high = torch::tensor(s.action_high);
+  mid = register_buffer("mid", (high + low) / 2);
+  half_range = register_buffer("half_range", (high - low) / 2);
+}
+
+torch::Tensor ActorImpl::forward(const torch::Tensor& x) {
+  auto h = torch::relu(fc1(x * mask));
+  h = torch::relu(fc2(h));
+  return mid + half_range * torch::tanh(out(h));
+}
+
+CriticImpl::CriticImpl(const Td3Shape& s)
+    : fc1(register_module("fc1", torch::nn::Linear(s.input_dim + s.action_dim, s.hidden1))),
+      fc2(register_module("fc2", torch::nn::Linear(s.hidden1 + s.action_dim, s.hidden2))),
+      out(register_module("out", torch::nn::Linear(s.hidden2, 1))) {
+  mask = register_buffer("mask", input_mask(s.input_dim, s.masked_inputs));
+}
+
+torch::Tensor CriticImpl::forward(const torch::Tensor& x, const torch::Tensor& a) {
+  auto h = torch::relu(fc1(torch::cat({x * mask, a}, 1)));
+  h = torch::relu(fc2(torch::cat({h, a}, 1)));
+  return out(h).squeeze(1);
+}
+
+torch::Tensor huber(const torch::Tensor& diff) {
+  const auto ad = diff.abs();
+  return torch::where(ad <= kHuberDelta, 0.5 * diff * diff, kHuberDelta * (ad - 0.5 * kHuberDelta));
+}
+
+Td3Agent::Td3Agent(const Td3Options& options, torch::Device device)
+    : options_(options), device_(device), rng_(options.seed) {
+  options_.validate();
+  const Td3Shape& s = options_.shape;
+  actor_ = Actor(s);
+  critic1_ = Critic(s);
+  critic2_ = Critic(s);
+  actor_target_ = Actor(s);
+  critic1_target_ = Critic(s);
+  critic2_target_ = Critic(s);
+  // Initial weights from the host stream, in a fixed order: actor, Q1, Q2 (layer by layer).
+  init_mlp(actor_->fc1, actor_->fc2, actor_->out, rng_);
+  init_mlp(critic1_->fc1, critic1_->fc2, critic1_->out, rng_);
+  init_mlp(critic2_->fc1, critic2_->fc2, critic2_->out, rng_);
+  hard_copy(*actor_target_, *actor_);
+  hard_copy(*critic1_target_, *critic1_);
+  hard_copy(*critic2_target_, *critic2_);
+  actor_->to(device_);
+  critic1_->to(device_);
+  critic2_->to(device_);
+  for (torch::nn::Module* target : {static_cast<torch::nn::Module*>(actor_target_.get()),
+                                    static_cast<torch::nn::Module*>(critic1_target_.get()),
+                                    static_cast<torch::nn::Module*>(critic2_target_.get())}) {
+    target->to(device_);
+    for (auto& p : target->parameters()) p.set_requires_grad(false);
+  }
+  critic_params_ = critic1_->parameters();
+  for (auto& p : critic2_->parameters()) critic_params_.push_back(p);
+  const auto adam = [](double lr) {
+    return torch::optim::AdamOptions(lr).betas({kAdamBeta1, kAdamBeta2}).eps(kAdamEpsilon);
+  };
+  actor_opt_ = std::make_unique<torch::optim::Adam>(actor_->parameters(), adam(options_.actor_lr));
+  critic_opt_ = std::make_unique<torch::optim::Adam>(critic_params_, adam(options_.critic_lr));
+}
+
+torch::Tensor Td3Agent::draw_normal(std::int64_t rows) {
+  const std::int64_t act = options_.shape.action_dim;
+  auto host = torch::empty({rows, act}, torch::kFloat);
+  float* p = host.data_ptr<float>();
+  for (std::int64_t i = 0; i < rows * act; ++i) p[i] = static_cast<float>(rng_.normal());
+  return host.to(device_);
+}
+
+torch::Tensor Td3Agent::target_q(const torch::Tensor& r, const torch::Tensor& x_next, const torch::Tensor& eps) {
+  torch::NoGradGuard no_grad;
+  const auto noise = (eps * options_.target_noise).clamp(-options_.target_noise_clip, options_.target_noise_clip);
+  const auto a_next = actor_target_->forward(x_next) + noise;  // not clipped to the box (§5.1)
+  const auto q = torch::min(critic1_target_->forward(x_next, a_next), critic2_target_->forward(x_next, a_next));
+  return r + options_.gamma * q;
+}
+
+torch::Tensor Td3Agent::critic_loss(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& y) {
+  return (huber(critic1_->forward(x, a) - y).mean() + huber(critic2_->forward(x, a) - y).mean()) / 2;
+}
+
+torch::Tensor Td3Agent::actor_loss(const torch::Tensor& x) { return -critic1_->forward(x, actor_->forward(x)).mean(); }
+
+torch::Tensor Td3Agent::act(const torch::Tensor& x) {
+  torch::NoGradGuard no_grad;
+  return actor_->forward(x);
+}
+
+Td3Stats Td3Agent::update(const Td3Batch& batch) { return update(batch, draw_normal(batch.x.size(0))); }
+
+Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps) {
+  Td3Stats stats;
+  // Critics: one Adam step on the mean Huber loss of both against the shared target.
+  const auto y = target_q(batch.r, batch.x_next, eps);
+  const auto closs = critic_loss(batch.x, batch.a, y);
+  critic_opt_->zero_grad();
+  closs.backward();
+  critic_opt_->step();
+  stats.critic_loss = closs.detach();
+  // Actor and targets: every update_period-th update from counter 0; a true skip otherwise.
+  if (counter_ % options_.update_period == 0) {
+    const auto aloss = actor_loss(batch.x);
+    actor_opt_->zero_grad();
+    aloss.backward();
+    actor_opt_->step();
+    soft_update();
+    stats.actor_loss = aloss.detach();
+    stats.actor_step = true;
+  }
+  ++counter_;
+  return stats;
+}
+
+void Td3Agent::soft_update() {
+  soft_copy(*actor_target_, *actor_, options_.tau);
+  soft_copy(*critic1_target_, *critic1_, options_.tau);
+  soft_copy(*critic2_target_, *critic2_, options_.tau);
+}
+
+void Td3Agent::save(ByteWriter& out) const {
+  const Td3Shape& s = options_.shape;
+  out.put(kAgentMagic);
+  out.put(kAgentVersion);
+  for (int v : {s.input_dim, s.action_dim, s.hidden1, s.hidden2, s.masked_inputs}) out.put<std::int32_t>(v);
+  out.put<std::int64_t>(counter_);
+  out.put<std::uint64_t>(rng_.state());
+  save_params(out, *actor_);
+  save_params(out, *critic1_);
+  save_params(out, *critic2_);
+  save_params(out, *actor_target_);
+  save_params(out, *critic1_target_);
+  save_params(out, *critic2_target_);
+  save_adam(out, *actor_opt_);
+  save_adam(out, *critic_opt_);
+}
+
+void Td3Agent::load(ByteReader& in) {
+  const Td3Shape& s = options_.shape;
+  in.expect(kAgentMagic, "td3 agent magic");
+  in.expect(kAgentVersion, "td3 agent version");
+  Td3Shape got;
+  got.input_dim = in.get<std::int32_t>();
+  got.action_dim = in.get<std::int32_t>();
+  got.hidden1 = in.get<std::int32_t>();
+  got.hidden2 = in.get<std::int32_t>();
+  got.masked_inputs = in.get<std::int32_t>();
+  if (got.input_dim != s.input_dim || got.action_dim != s.action_dim || got.hidden1 != s.hidden1 ||
+      got.hidden2 != s.hidden2 || got.masked_inputs != s.masked_inputs)
+    in.fail("td3 agent of shape (" + shape_text(got) + "), expected (" + shape_text(s) + ")");
+  const auto counter = in.get<std::int64_t>();
+  if (counter < 0) in.fail("td3 update counter " + std::to_string(counter));
+  const auto rng_state = in.get<std::uint64_t>();
+  load_params(in, *actor_);
+  load_params(in, *critic1_);
+  load_params(in, *critic2_);
+  load_params(in, *actor_target_);
+  load_params(in, *critic1_target_);
+  load_params(in, *critic2_target_);
+  load_adam(in, *actor_opt_);
+  load_adam(in, *critic_opt_);
+  counter_ = counter;
+  rng_.set_state(rng_state);
+}
+
+void save_tensor(ByteWriter& out, const torch::Tensor& t) {
+  const auto host = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  out.put<std::uint64_t>(static_cast<std::uint64_t>(host.numel()));
+  out.put_bytes(host.data_ptr<float>(), static_cast<std::size_t>(host.numel()) * sizeof(float));
+}
+
+void load_tensor(ByteReader& in, torch::Tensor& t) {
+  const auto n = in.get<std::uint64_t>();
+  if (n != static_cast<std::uint64_t>(t.numel()))
+    in.fail("tensor of " + std::to_string(n) + " values, expected " + std::to_string(t.numel()));
+  auto host = torch::empty(t.sizes(), torch::kFloat);
+  in.get_bytes(host.data_ptr<float>(), static_cast<std::size_t>(n) * sizeof(float));
+  torch::NoGradGuard no_grad;
+  t.copy_(host);
+}
+
+}  // namespace ringrl::td3

@@ -1,0 +1,164 @@
+// Td3Agent: one TD3 learner (spec hiro.md §3-§5), generic over input, action and box: HIRO
+// instantiates two (low level: obs (+) g -> env action; high level: obs (+) G -> goal), flat
+// TD3 is one more configuration (obs (+) G -> env action).
+//
+// Contract:
+// * Networks (§4): actor in -> h1 -> h2 -> act, ReLU, tanh, then mid + half_range * tanh;
+//   critics Q1, Q2: concat(x, a) -> h1 -> ReLU -> concat(., a) -> h2 -> ReLU -> 1 (the action
+//   enters twice). The first `masked_inputs` entries of x are multiplied by 0 in the actor and
+//   both critics (ZERO_OBS: 2 for the hiro_orig low level, else 0). Hidden weights
+//   U(+-1/sqrt(fan_in)), output weights U(+-0.003), every bias 0; targets are hard copies.
+// * update(batch) (§5), with counter = updates already taken (from 0):
+//     eps ~ N(0,1) [B x act] from the agent's Td3Rng, noise = clip(sigma * eps, -c, c), one
+//     sample for both target critics; a' = mu_targ(x') + noise, NOT clipped to the box;
+//     y = r + gamma * min(Q1_targ(x', a'), Q2_targ(x', a')) (no terminal masking);
+//     critic loss = mean over the 2B Huber(1) terms; one Adam step on both critics;
+//     if counter % period == 0: actor loss = -mean Q1(x, mu(x)) with the just-updated Q1, one
+//     Adam step on the actor (a true skip otherwise), then the soft update
+//     theta_targ <- (1 - tau) theta_targ + tau theta of the actor and both critics;
+//     counter += 1.
+// * Device: every tensor the agent owns lives on the device given at construction; batches
+//   must be there too. update() returns its losses as device tensors (no host sync).
+// * save()/load(): networks, targets, both Adam states, the counter and the Td3Rng, through
+//   ByteWriter / ByteReader; load() into an agent built with the same options gives
+//   bit-identical later updates. A checkpoint of another shape throws CorruptData.
+// * One thread uses an instance. Options are validated once (UsageError).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "common/byte_codec.h"
+#include "learner/td3/defaults.h"
+#include "learner/td3/rng.h"
+
+namespace ringrl::td3 {
+
+/// Sizes and box of one agent's networks.
+struct Td3Shape {
+  int input_dim = 0;                // x: obs (+) goal or context
+  int action_dim = 0;
+  std::vector<float> action_low;    // actor output box
+  std::vector<float> action_high;
+  int hidden1 = kDefaultHidden;
+  int hidden2 = kDefaultHidden;
+  int masked_inputs = 0;            // leading x entries multiplied by 0 (ZERO_OBS: 2)
+};
+
+struct Td3Options {
+  Td3Shape shape;
+  double actor_lr = kDefaultActorLr;     // >= 0 (0 freezes the actor)
+  double critic_lr = kDefaultCriticLr;   // >= 0 (0 freezes the critics)
+  double tau = kDefaultTau;              // in [0, 1]
+  double gamma = kDefaultGamma;          // in [0, 1]
+  int update_period = kDefaultUpdatePeriod;  // >= 1
+  double target_noise = kDefaultTargetNoise;  // >= 0
+  double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
+  std::uint64_t seed = 0;                // initial weights and the agent's Td3Rng
+
+  /// Throws UsageError naming the first bad value.
+  void validate() const;
+};
+
+/// Actor network (§4).
+class ActorImpl : public torch::nn::Module {
+ public:
+  explicit ActorImpl(const Td3Shape& shape);
+  /// [N, input_dim] -> [N, action_dim] inside the box.
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, out{nullptr};
+  torch::Tensor mask, mid, half_range;  // buffers: [input_dim], [action_dim], [action_dim]
+};
+TORCH_MODULE(Actor);
+
+/// Critic network (§4): the action enters at the input and again after the first layer.
+class CriticImpl : public torch::nn::Module {
+ public:
+  explicit CriticImpl(const Td3Shape& shape);
+  /// ([N, input_dim], [N, action_dim]) -> [N].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& a);
+
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, out{nullptr};
+  torch::Tensor mask;  // buffer [input_dim]
+};
+TORCH_MODULE(Critic);
+
+/// Huber loss terms with delta 1: 0.5 d^2 where |d| <= 1, |d| - 0.5 elsewhere (elementwise).
+torch::Tensor huber(const torch::Tensor& diff);
+
+/// One training batch, on the agent's device.
+struct Td3Batch {
+  torch::Tensor x;       // [B, input_dim]
+  torch::Tensor a;       // [B, action_dim]
+  torch::Tensor r;       // [B]
+  torch::Tensor x_next;  // [B, input_dim]
+};
+
+/// What one update did; losses are device scalars (read them when logging).
+struct Td3Stats {
+  torch::Tensor critic_loss;
+  torch::Tensor actor_loss;  // undefined when the actor step was skipped
+  bool actor_step = false;   // actor and targets were updated
+};
+
+class Td3Agent {
+ public:
+  Td3Agent(const Td3Options& options, torch::Device device);
+  Td3Agent(const Td3Agent&) = delete;
+  Td3Agent& operator=(const Td3Agent&) = delete;
+
+  /// One TD3 update (file comment) with smoothing noise from the agent's Td3Rng.
+  Td3Stats update(const Td3Batch& batch);
+  /// The same with the standard-normal draws `eps` [B, action_dim] given (tests).
+  Td3Stats update(const Td3Batch& batch, const torch::Tensor& eps);
+
+  /// y = r + gamma * min(Q1_targ, Q2_targ)(x', mu_targ(x') + clip(sigma * eps, -c, c)), no grad.
+  torch::Tensor target_q(const torch::Tensor& r, const torch::Tensor& x_next, const torch::Tensor& eps);
+  /// Mean over the 2B Huber terms of (Q1(x,a) - y) and (Q2(x,a) - y).
+  torch::Tensor critic_loss(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& y);
+  /// -mean Q1(x, mu(x)).
+  torch::Tensor actor_loss(const torch::Tensor& x);
+  /// The online actor's deterministic action, no grad.
+  torch::Tensor act(const torch::Tensor& x);
+  /// Standard-normal draws [rows, action_dim] from the agent's Td3Rng, on the device.
+  torch::Tensor draw_normal(std::int64_t rows);
+
+  Actor& actor() noexcept { return actor_; }
+  Critic& critic1() noexcept { return critic1_; }
+  Critic& critic2() noexcept { return critic2_; }
+  Actor& actor_target() noexcept { return actor_target_; }
+  Critic& critic1_target() noexcept { return critic1_target_; }
+  Critic& critic2_target() noexcept { return critic2_target_; }
+
+  /// Updates taken so far.
+  std::int64_t counter() const noexcept { return counter_; }
+  const Td3Options& options() const noexcept { return options_; }
+  torch::Device device() const noexcept { return device_; }
+  Td3Rng& rng() noexcept { return rng_; }
+
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
+
+ private:
+  void soft_update();
+
+  Td3Options options_;
+  torch::Device device_;
+  Td3Rng rng_;
+  Actor actor_{nullptr}, actor_target_{nullptr};
+  Critic critic1_{nullptr}, critic2_{nullptr}, critic1_target_{nullptr}, critic2_target_{nullptr};
+  std::vector<torch::Tensor> critic_params_;  // Q1 then Q2
+  std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_;
+  std::int64_t counter_ = 0;
+};
+
+/// Writes a float tensor (any device) as u64 numel + float32 values.
+void save_tensor(ByteWriter& out, const torch::Tensor& t);
+/// Reads what save_tensor wrote into `t` (same numel, any device); CorruptData otherwise.
+void load_tensor(ByteReader& in, torch::Tensor& t);
+
+}  // namespace ringrl::td3

@@ -1,0 +1,523 @@
+// HIRO's learner pieces (spec hiro.md §4, §6, §9): the §4 dimension table for every
+// configuration, x,y masking, the recomputed intrinsic reward, relabelling (candidate order,
+// clipping, ties, recovery of the generating goal, fun, none), records into the replays, and
+// bit-identical updates after save/load.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/errors.h"
+#include "envs/maze/factory.h"
+#include "learner/td3/fifo_replay.h"
+#include "learner/td3/hiro_learner.h"
+#include "learner/td3/hiro_ops.h"
+#include "learner/td3/td3.h"
+
+namespace ringrl::td3 {
+namespace {
+
+using hiro::GoalSpaceKind;
+
+HiroOptions small(HiroOptions o) {
+  o.replay_capacity = 1000;
+  o.device = "cpu";
+  return o;
+}
+
+// ---------------------------------------------------------------- §4 dimension table
+
+struct DimsRow {
+  const char* env;
+  GoalSpaceKind kind;
+  int low_in, low_out, low_c1, low_c2, high_in, high_out, high_c1, high_c2;
+};
+
+TEST(HiroDims, MatchTheSpecTableForEveryConfiguration) {
+  const DimsRow rows[] = {
+      {"ant-maze", GoalSpaceKind::kOrig, 45, 8, 53, 308, 32, 15, 47, 315},
+      {"ant-push", GoalSpaceKind::kOrig, 45, 8, 53, 308, 32, 15, 47, 315},
+      {"ant-fall", GoalSpaceKind::kOrig, 45, 8, 53, 308, 33, 15, 48, 315},
+      {"ant-maze", GoalSpaceKind::kXy, 32, 8, 40, 308, 32, 2, 34, 302},
+      {"ant-push", GoalSpaceKind::kXy, 32, 8, 40, 308, 32, 2, 34, 302},
+      {"ant-fall", GoalSpaceKind::kXy, 32, 8, 40, 308, 33, 2, 35, 302},
+      {"point-maze", GoalSpaceKind::kXy, 9, 2, 11, 302, 9, 2, 11, 302},
+      {"kinematic-maze", GoalSpaceKind::kOrig, 45, 8, 53, 308, 32, 15, 47, 315},
+      {"kinematic-push", GoalSpaceKind::kOrig, 45, 8, 53, 308, 32, 15, 47, 315},
+      {"kinematic-fall", GoalSpaceKind::kOrig, 45, 8, 53, 308, 33, 15, 48, 315},
+      {"kinematic-maze", GoalSpaceKind::kXy, 32, 8, 40, 308, 32, 2, 34, 302},
+      {"kinematic-fall", GoalSpaceKind::kXy, 32, 8, 40, 308, 33, 2, 35, 302},
+  };
+  for (const DimsRow& r : rows) {
+    SCOPED_TRACE(std::string(r.env) + " " + hiro::goal_space_name(r.kind));
+    HiroLearner learner(small(make_hiro_options(r.env, r.kind)));
+    Td3Agent& lo = learner.low_agent();
+    Td3Agent& hi = learner.high_agent();
+    EXPECT_EQ(lo.actor()->fc1->weight.size(1), r.low_in);
+    EXPECT_EQ(lo.actor()->out->weight.size(0), r.low_out);
+    EXPECT_EQ(hi.actor()->fc1->weight.size(1), r.high_in);
+    EXPECT_EQ(hi.actor()->out->weight.size(0), r.high_out);
+    for (Critic* c : {&lo.critic1(), &lo.critic2(), &lo.critic1_target(), &lo.critic2_target()}) {
+      EXPECT_EQ((*c)->fc1->weight.size(1), r.low_c1);
+      EXPECT_EQ((*c)->fc2->weight.size(1), r.low_c2);
+      EXPECT_EQ((*c)->fc1->weight.size(0), 300);
+      EXPECT_EQ((*c)->out->weight.size(0), 1);
+    }
+    for (Critic* c : {&hi.critic1(), &hi.critic2()}) {
+      EXPECT_EQ((*c)->fc1->weight.size(1), r.high_c1);
+      EXPECT_EQ((*c)->fc2->weight.size(1), r.high_c2);
+    }
+    // ZERO_OBS: the low level masks x,y under hiro_orig only; the high level never.
+    const int masked = r.kind == GoalSpaceKind::kOrig ? 2 : 0;
+    EXPECT_EQ(lo.options().shape.masked_inputs, masked);
+    EXPECT_EQ(hi.options().shape.masked_inputs, 0);
+    EXPECT_EQ(lo.actor()->mask.sum().item<int>(), r.low_in - masked);
+    EXPECT_EQ(lo.critic1()->mask.sum().item<int>(), r.low_in - masked);
+    EXPECT_EQ(hi.actor()->mask.sum().item<int>(), r.high_in);
+    // Boxes: env torques / the goal box.
+    EXPECT_EQ(lo.options().shape.action_high, learner.options().action_high);
+    EXPECT_EQ(hi.options().shape.action_high, learner.options().goal_space.high);
+  }
+  EXPECT_THROW(make_hiro_options("point-maze", GoalSpaceKind::kOrig), UsageError);
+}
+
+TEST(HiroDims, OrigGoalBoxAndActionBoxes) {
+  const HiroOptions o = make_hiro_options("ant-maze", GoalSpaceKind::kOrig);
+  const std::vector<float> high = {10, 10, 0.5f, 1, 1, 1, 1, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f};
+  EXPECT_EQ(o.goal_space.high, high);
+  EXPECT_EQ(o.action_high, std::vector<float>(8, 30.0f));
+  EXPECT_EQ(o.context_dim, 2);
+  const HiroOptions p = make_hiro_options("point-maze", GoalSpaceKind::kXy);
+  EXPECT_EQ(p.goal_space.high, std::vector<float>(2, 10.0f));
+  EXPECT_EQ(p.action_high, (std::vector<float>{1.0f, 0.25f}));
+}
+
+// ---------------------------------------------------------------- masking
+
+TEST(HiroMasking, LowNetsIgnoreXyUnderOrigOnly) {
+  torch::manual_seed(1);
+  for (GoalSpaceKind kind : {GoalSpaceKind::kOrig, GoalSpaceKind::kXy}) {
+    HiroOptions o = small(make_hiro_options("kinematic-maze", kind));
+    o.hidden = 32;
+    HiroLearner learner(o);
+    Td3Agent& lo = learner.low_agent();
+    Td3Agent& hi = learner.high_agent();
+    const auto x = torch::randn({4, o.dims().low_input()});
+    auto x2 = x.clone();
+    x2.narrow(1, 0, 2).add_(5.0);
+    const auto a = torch::randn({4, o.action_dim()});
+    const bool orig = kind == GoalSpaceKind::kOrig;
+    torch::NoGradGuard no_grad;
+    EXPECT_EQ(torch::equal(lo.actor()->forward(x), lo.actor()->forward(x2)), orig);
+    EXPECT_EQ(torch::equal(lo.critic1()->forward(x, a), lo.critic1()->forward(x2, a)), orig);
+    EXPECT_EQ(torch::equal(lo.critic2()->forward(x, a), lo.critic2()->forward(x2, a)), orig);
+    EXPECT_EQ(torch::equal(lo.critic1_target()->forward(x, a), lo.critic1_target()->forward(x2, a)), orig);
+    const auto xh = torch::randn({4, o.dims().high_input()});
+    auto xh2 = xh.clone();
+    xh2.narrow(1, 0, 2).add_(5.0);
+    EXPECT_FALSE(torch::equal(hi.actor()->forward(xh), hi.actor()->forward(xh2)));
+  }
+}
+
+// ---------------------------------------------------------------- intrinsic reward
+
+TEST(HiroRewards, BatchedIntrinsicRewardMatchesTheScalarForm) {
+  torch::manual_seed(2);
+  const int k = 15, obs = 30;
+  const auto s = torch::randn({6, obs}) * 3;
+  const auto g = torch::randn({6, k}) * 2;
+  const auto s_next = torch::randn({6, obs}) * 3;
+  const auto r = intrinsic_reward(s, g, s_next);
+  for (int i = 0; i < 6; ++i) {
+    const float want = hiro::intrinsic_reward(s[i].contiguous().data_ptr<float>(), g[i].contiguous().data_ptr<float>(),
+                                              s_next[i].contiguous().data_ptr<float>(), k);
+    EXPECT_NEAR(r[i].item<float>(), want, 1e-5 * std::fabs(want)) << i;
+  }
+}
+
+// ---------------------------------------------------------------- relabelling
+
+constexpr int kB = 3, kC = 4, kObs = 4, kAct = 2;
+
+hiro::GoalSpace xy_space() { return hiro::make_goal_space(GoalSpaceKind::kXy, kObs, {}, {}, "test"); }
+const std::vector<float> kActLow = {-3.0f, -1.0f};
+const std::vector<float> kActHigh = {3.0f, 1.0f};
+
+// A hand-built linear low-level policy on obs (+) g: a = W x.
+torch::Tensor linear_policy(const torch::Tensor& x) {
+  const auto W = torch::tensor({0.2f, -0.1f, 0.05f, 0.0f, 0.3f, 0.1f,  //
+                                0.1f, 0.3f, 0.0f, -0.05f, -0.2f, 0.25f})
+                     .view({2, 6});
+  return x.matmul(W.t());
+}
+
+// A relabel batch whose actions were produced by `policy` under goal `g_star` from s_t.
+RelabelBatch generated_batch(const torch::Tensor& g_star, const LowPolicy& policy, std::uint64_t seed) {
+  torch::manual_seed(static_cast<std::uint64_t>(seed));
+  RelabelBatch b;
+  b.states = torch::randn({kB, kC, kObs}) * 2;
+  b.s = b.states.select(1, 0).clone();
+  b.s_next = b.s + torch::randn({kB, kObs});
+  const auto shift = b.s.narrow(1, 0, 2).unsqueeze(1) - b.states.narrow(2, 0, 2);
+  const auto goals = g_star.unsqueeze(1) + shift;  // h along the stored states
+  b.actions = policy(torch::cat({b.states, goals}, 2).reshape({kB * kC, kObs + 2})).reshape({kB, kC, kAct});
+  b.g = torch::zeros({kB, 2});
+  return b;
+}
+
+TEST(Relabel, CandidateOrderAndClipping) {
+  Relabeller rl(RelabelStrategy::kSample, xy_space(), kActLow, kActHigh, torch::kCPU);
+  RelabelBatch b = generated_batch(torch::zeros({kB, 2}), linear_policy, 4);
+  // Row 0: delta (15, -1) leaves the box; row 1: the stored goal (-12, 3) does.
+  b.s_next = b.s.clone();
+  b.s_next[0][0] += 15.0f;
+  b.s_next[0][1] -= 1.0f;
+  b.g[1][0] = -12.0f;
+  b.g[1][1] = 3.0f;
+  Td3Rng rng(42), replay(42);
+  const RelabelResult r = rl.relabel(b, linear_policy, rng);
+  ASSERT_EQ(r.candidates.sizes(), (std::vector<std::int64_t>{kB, 10, 2}));
+  const auto delta = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);
+  for (int i = 0; i < kB; ++i) {
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        const double want = std::clamp(delta[i][j].item<double>() + 5.0 * static_cast<float>(replay.normal()), -10.0, 10.0);
+        EXPECT_NEAR(r.candidates[i][n][j].item<double>(), want, 1e-5) << i << " " << n << " " << j;
+      }
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_FLOAT_EQ(r.candidates[i][8][j].item<float>(), std::clamp(delta[i][j].item<float>(), -10.0f, 10.0f));
+      EXPECT_FLOAT_EQ(r.candidates[i][9][j].item<float>(), std::clamp(b.g[i][j].item<float>(), -10.0f, 10.0f));
+    }
+  }
+  EXPECT_EQ(r.candidates[0][8][0].item<float>(), 10.0f);
+  EXPECT_EQ(r.candidates[1][9][0].item<float>(), -10.0f);
+  EXPECT_TRUE((r.candidates.abs() <= 10.0f).all().item<bool>());
+  EXPECT_EQ(rng.state(), replay.state());  // exactly B * 8 * k draws
+  // The chosen goal is the candidate at the chosen index, with the best score.
+  for (int i = 0; i < kB; ++i) {
+    const auto c = r.choice[i].item<std::int64_t>();
+    EXPECT_TRUE(torch::equal(r.goals[i], r.candidates[i][c]));
+    EXPECT_EQ(r.scores[i][c].item<float>(), r.scores[i].max().item<float>());
+  }
+}
+
+TEST(Relabel, ScoresAreNormalisedSquaredErrorsAlongTheGoalSequence) {
+  Relabeller rl(RelabelStrategy::kSample, xy_space(), kActLow, kActHigh, torch::kCPU);
+  const RelabelBatch b = generated_batch(torch::zeros({kB, 2}), linear_policy, 5);
+  const auto cand = torch::randn({kB, 2, 2});
+  const auto scores = rl.score(b, cand, linear_policy);
+  for (int i = 0; i < kB; ++i)
+    for (int n = 0; n < 2; ++n) {
+      double want = 0.0;
+      for (int t = 0; t < kC; ++t) {
+        auto in = torch::empty({1, kObs + 2});
+        in.narrow(1, 0, kObs).copy_(b.states[i][t]);
+        for (int j = 0; j < 2; ++j) in[0][kObs + j] = cand[i][n][j] + b.s[i][j] - b.states[i][t][j];
+        const auto pred = linear_policy(in)[0];
+        for (int j = 0; j < kAct; ++j) {
+          const double e = (b.actions[i][t][j].item<double>() - pred[j].item<double>()) / kActHigh[static_cast<std::size_t>(j)];
+          want -= e * e;
+        }
+      }
+      EXPECT_NEAR(scores[i][n].item<double>(), want, 1e-4 * (1.0 + std::fabs(want)));
+    }
+}
+
+TEST(Relabel, RecoversTheGoalThatGeneratedTheActions) {
+  Relabeller rl(RelabelStrategy::kSample, xy_space(), kActLow, kActHigh, torch::kCPU);
+  const auto g_star = torch::tensor({3.0f, -2.0f, -7.5f, 1.0f, 0.5f, 9.0f}).view({kB, 2});
+  // Stored goal = the generating goal: the original (index 9) wins with score 0.
+  RelabelBatch b = generated_batch(g_star, linear_policy, 6);
+  b.g = g_star.clone();
+  Td3Rng rng(1);
+  RelabelResult r = rl.relabel(b, linear_policy, rng);
+  for (int i = 0; i < kB; ++i) {
+    EXPECT_EQ(r.choice[i].item<std::int64_t>(), 9) << i;
+    EXPECT_TRUE(torch::equal(r.goals[i], g_star[i]));
+  }
+  // A useless stored goal but delta = the generating goal: delta (index 8) wins.
+  b.g = torch::full({kB, 2}, -9.0f);
+  b.s_next = b.s.clone();
+  b.s_next.narrow(1, 0, 2).add_(g_star);
+  r = rl.relabel(b, linear_policy, rng);
+  for (int i = 0; i < kB; ++i) {
+    EXPECT_EQ(r.choice[i].item<std::int64_t>(), 8) << i;
+    EXPECT_TRUE(torch::allclose(r.goals[i], g_star[i], 1e-6, 1e-5));
+  }
+}
+
+TEST(Relabel, TiesTakeTheFirstCandidate) {
+  Relabeller rl(RelabelStrategy::kSample, xy_space(), kActLow, kActHigh, torch::kCPU);
+  // A policy that ignores the goal scores every candidate the same: index 0 wins.
+  const LowPolicy constant = [](const torch::Tensor& x) { return torch::zeros({x.size(0), kAct}); };
+  RelabelBatch b = generated_batch(torch::zeros({kB, 2}), linear_policy, 7);
+  Td3Rng rng(2);
+  RelabelResult r = rl.relabel(b, constant, rng);
+  EXPECT_TRUE(torch::equal(r.choice, torch::zeros({kB}, torch::kLong)));
+  // Delta equal to the stored goal, both generating the actions: delta (8) before original (9).
+  const auto g_star = torch::tensor({1.0f, 2.0f, -3.0f, 0.5f, 4.0f, -4.0f}).view({kB, 2});
+  b = generated_batch(g_star, linear_policy, 8);
+  b.s_next = b.s.clone();
+  b.s_next.narrow(1, 0, 2).add_(g_star);
+  b.g = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);  // bit-equal to delta
+  r = rl.relabel(b, linear_policy, rng);
+  for (int i = 0; i < kB; ++i) {
+    ASSERT_EQ(r.scores[i][8].item<float>(), r.scores[i][9].item<float>());
+    EXPECT_EQ(r.choice[i].item<std::int64_t>(), 8) << i;
+  }
+}
+
+TEST(Relabel, FunDrawsAroundDeltaWithoutClippingAndNoneKeepsTheGoal) {
+  RelabelBatch b = generated_batch(torch::zeros({kB, 2}), linear_policy, 9);
+  b.s_next = b.s.clone();
+  b.s_next[0][0] += 30.0f;  // delta far outside the box
+  b.g = torch::tensor({-20.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f}).view({kB, 2});
+  Relabeller fun(RelabelStrategy::kFun, xy_space(), kActLow, kActHigh, torch::kCPU);
+  Td3Rng rng(3), replay(3);
+  const RelabelResult r = fun.relabel(b, linear_policy, rng);
+  const auto delta = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);
+  for (int i = 0; i < kB; ++i)
+    for (int j = 0; j < 2; ++j)
+      EXPECT_NEAR(r.goals[i][j].item<double>(), delta[i][j].item<double>() + 1.0 * static_cast<float>(replay.normal()), 1e-5);
+  EXPECT_GT(r.goals[0][0].item<float>(), 10.0f);  // not clipped
+  Relabeller none(RelabelStrategy::kNone, xy_space(), kActLow, kActHigh, torch::kCPU);
+  const auto before = rng.state();
+  EXPECT_TRUE(torch::equal(none.relabel(b, linear_policy, rng).goals, b.g));  // stored, unclipped
+  EXPECT_EQ(rng.state(), before);
+  EXPECT_EQ(parse_relabel_strategy("FuN"), RelabelStrategy::kFun);
+  EXPECT_EQ(parse_relabel_strategy("None"), RelabelStrategy::kNone);
+  EXPECT_THROW(parse_relabel_strategy("best"), UsageError);
+}
+
+TEST(Relabel, MaskingAppliesInTheRelabelPass) {
+  // The same actor weights with and without ZERO_OBS; shifting x,y of every stored state by
+  // one constant leaves delta and the goal sequences unchanged, so only the masked inputs move.
+  const hiro::GoalSpace gs = xy_space();
+  Td3Shape shape;
+  shape.input_dim = kObs + 2;
+  shape.action_dim = kAct;
+  shape.action_low = kActLow;
+  shape.action_high = kActHigh;
+  shape.hidden1 = 8;
+  shape.hidden2 = 8;
+  shape.masked_inputs = 2;
+  Actor masked(shape);
+  shape.masked_inputs = 0;
+  Actor plain(shape);
+  {
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(10);
+    for (auto& p : masked->parameters()) p.uniform_(-1, 1);
+    const auto src = masked->parameters();
+    auto dst = plain->parameters();
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  }
+  const LowPolicy pm = [&](const torch::Tensor& x) { return masked->forward(x); };
+  const LowPolicy pp = [&](const torch::Tensor& x) { return plain->forward(x); };
+  Relabeller rl(RelabelStrategy::kSample, gs, kActLow, kActHigh, torch::kCPU);
+  const RelabelBatch b = generated_batch(torch::ones({kB, 2}), linear_policy, 11);
+  RelabelBatch shifted = b;
+  shifted.states = b.states.clone();
+  shifted.states.narrow(2, 0, 2).add_(3.0f);
+  shifted.s = b.s.clone();
+  shifted.s.narrow(1, 0, 2).add_(3.0f);
+  shifted.s_next = b.s_next.clone();
+  shifted.s_next.narrow(1, 0, 2).add_(3.0f);
+  const auto cand = torch::randn({kB, 10, 2});
+  EXPECT_TRUE(torch::allclose(rl.score(b, cand, pm), rl.score(shifted, cand, pm), 1e-5, 1e-5));
+  EXPECT_FALSE(torch::allclose(rl.score(b, cand, pp), rl.score(shifted, cand, pp), 1e-3, 1e-3));
+}
+
+// ---------------------------------------------------------------- learner: records and save/load
+
+// Random, well-formed records for `o`.
+struct RecordMaker {
+  const HiroOptions& o;
+  Td3Rng rng;
+  std::vector<float> buf;
+  RecordMaker(const HiroOptions& options, std::uint64_t seed) : o(options), rng(seed) {}
+  float u(double lo, double hi) { return static_cast<float>(lo + (hi - lo) * rng.uniform01()); }
+  std::vector<float> vec(int n, double lo, double hi) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = u(lo, hi);
+    return v;
+  }
+  std::vector<std::byte> low() {
+    const auto d = o.transition_dims();
+    const auto s = vec(d.obs_dim, -5, 5), a = vec(d.action_dim, -30, 30), sn = vec(d.obs_dim, -5, 5),
+               g = vec(d.goal_dim, -1, 1), gn = vec(d.goal_dim, -1, 1);
+    std::vector<std::byte> bytes(hiro::transition_bytes(d));
+    hiro::TransitionHeader h{};
+    h.obs_dim = static_cast<std::uint16_t>(d.obs_dim);
+    h.action_dim = static_cast<std::uint16_t>(d.action_dim);
+    h.goal_dim = static_cast<std::uint16_t>(d.goal_dim);
+    hiro::encode_transition(bytes.data(), h, {s.data(), a.data(), sn.data(), g.data(), gn.data(), 0.0f, 1.0f});
+    return bytes;
+  }
+  std::vector<std::byte> meta() {
+    const auto d = o.meta_transition_dims();
+    const auto s = vec(d.obs_dim, -5, 5), g = vec(d.goal_dim, -1, 1), sn = vec(d.obs_dim, -5, 5),
+               G = vec(d.context_dim, 0, 16), st = vec(d.steps * d.obs_dim, -5, 5),
+               ac = vec(d.steps * d.action_dim, -30, 30);
+    std::vector<std::byte> bytes(hiro::meta_transition_bytes(d));
+    hiro::MetaTransitionHeader h{};
+    h.obs_dim = static_cast<std::uint16_t>(d.obs_dim);
+    h.action_dim = static_cast<std::uint16_t>(d.action_dim);
+    h.goal_dim = static_cast<std::uint16_t>(d.goal_dim);
+    h.context_dim = static_cast<std::uint16_t>(d.context_dim);
+    h.steps = static_cast<std::uint16_t>(d.steps);
+    hiro::encode_meta_transition(bytes.data(), h,
+                                 {s.data(), g.data(), sn.data(), G.data(), G.data(), u(-20, 0), 1.0f, st.data(), ac.data()});
+    return bytes;
+  }
+};
+
+void feed(HiroLearner& l, RecordMaker& m, int lows, int metas) {
+  std::string error;
+  for (int i = 0; i < lows; ++i) {
+    const auto r = m.low();
+    ASSERT_TRUE(l.add_transition(r.data(), static_cast<std::uint32_t>(r.size()), &error)) << error;
+  }
+  for (int i = 0; i < metas; ++i) {
+    const auto r = m.meta();
+    ASSERT_TRUE(l.add_meta_transition(r.data(), static_cast<std::uint32_t>(r.size()), &error)) << error;
+  }
+}
+
+HiroOptions save_load_options() {
+  HiroOptions o = small(make_hiro_options("kinematic-maze", GoalSpaceKind::kOrig));
+  o.hidden = 64;  // keeps 2 x 100 high-level updates (10,000-row relabel passes) quick
+  o.replay_capacity = 400;
+  o.seed = 5;
+  return o;
+}
+
+TEST(HiroLearner, StoresRecordsRefusesMalformedOnesAndUpdates) {
+  const HiroOptions o = save_load_options();
+  HiroLearner l(o);
+  EXPECT_THROW(l.update_low(), UsageError);
+  EXPECT_THROW(l.update_high(), UsageError);
+  RecordMaker m(o, 1);
+  feed(l, m, 5, 3);
+  EXPECT_EQ(l.low_replay().size(), 5u);
+  EXPECT_EQ(l.high_replay().size(), 3u);
+  std::string error;
+  auto bad = m.low();
+  EXPECT_FALSE(l.add_transition(bad.data(), static_cast<std::uint32_t>(bad.size() - 8), &error));
+  EXPECT_FALSE(error.empty());
+  auto meta = m.meta();
+  EXPECT_FALSE(l.add_transition(meta.data(), static_cast<std::uint32_t>(meta.size()), &error));  // wrong kind
+  EXPECT_FALSE(l.add_meta_transition(bad.data(), static_cast<std::uint32_t>(bad.size()), &error));
+  EXPECT_EQ(l.low_replay().size(), 5u);
+  EXPECT_EQ(l.high_replay().size(), 3u);
+  const HiroUpdateStats lo = l.update_low();
+  const HiroUpdateStats hi = l.update_high();
+  EXPECT_TRUE(lo.actor_step && hi.actor_step);
+  EXPECT_TRUE(std::isfinite(lo.critic_loss) && std::isfinite(lo.actor_loss));
+  EXPECT_TRUE(std::isfinite(hi.critic_loss) && std::isfinite(hi.actor_loss));
+  EXPECT_FALSE(l.update_low().actor_step);
+  EXPECT_EQ(l.low_agent().counter(), 2);
+  EXPECT_EQ(l.high_agent().counter(), 1);
+}
+
+TEST(HiroLearner, OptionsAreValidated) {
+  HiroOptions o = save_load_options();
+  o.device = "tpu";
+  EXPECT_THROW(HiroLearner{o}, UsageError);
+  o = save_load_options();
+  o.relabel = "best";
+  EXPECT_THROW(HiroLearner{o}, UsageError);
+  o = save_load_options();
+  o.meta_period = 0;
+  EXPECT_THROW(HiroLearner{o}, UsageError);
+  o = save_load_options();
+  o.action_high.pop_back();
+  EXPECT_THROW(HiroLearner{o}, UsageError);
+}
+
+std::string save_bytes(const HiroLearner& l) {
+  std::string bytes;
+  StringSink sink(&bytes);
+  ByteWriter w(sink);
+  l.save(w);
+  return bytes;
+}
+
+// 100 low + 100 high updates (with fresh records half-way), all losses recorded.
+std::vector<double> run_updates(HiroLearner& l, RecordMaker& m) {
+  std::vector<double> losses;
+  for (int i = 0; i < 100; ++i) {
+    if (i == 50) feed(l, m, 20, 4);
+    const HiroUpdateStats lo = l.update_low();
+    const HiroUpdateStats hi = l.update_high();
+    losses.insert(losses.end(), {lo.critic_loss, lo.actor_loss, hi.critic_loss, hi.actor_loss});
+  }
+  return losses;
+}
+
+TEST(HiroLearner, SaveLoadGivesBitIdenticalNextHundredUpdates) {
+  const HiroOptions o = save_load_options();
+  HiroLearner a(o);
+  RecordMaker ma(o, 21);
+  feed(a, ma, 450, 60);  // the low replay has wrapped
+  for (int i = 0; i < 7; ++i) {
+    a.update_low();
+    a.update_high();
+  }
+  const std::string checkpoint = save_bytes(a);
+  const std::uint64_t maker_state = ma.rng.state();
+
+  HiroOptions other = o;
+  other.seed = 77;  // the checkpoint decides, not the seed
+  HiroLearner b(other);
+  MemorySource src(checkpoint);
+  ByteReader rd(src, "hiro test checkpoint");
+  b.load(rd);
+  rd.expect_end();
+  EXPECT_EQ(save_bytes(b), checkpoint);
+  EXPECT_EQ(b.low_agent().counter(), 7);
+
+  RecordMaker mb(o, 0);
+  mb.rng.set_state(maker_state);
+  const std::vector<double> la = run_updates(a, ma);
+  const std::vector<double> lb = run_updates(b, mb);
+  ASSERT_EQ(la.size(), lb.size());
+  for (std::size_t i = 0; i < la.size(); ++i) ASSERT_EQ(la[i], lb[i]) << "loss " << i;
+  // Networks, targets, Adam moments, counters, streams and replays: byte for byte.
+  EXPECT_EQ(save_bytes(a), save_bytes(b));
+  EXPECT_EQ(a.low_agent().counter(), 107);
+  EXPECT_EQ(a.high_replay().added(), 64u);
+
+  // A checkpoint of another configuration is refused.
+  HiroOptions xy = small(make_hiro_options("kinematic-maze", GoalSpaceKind::kXy));
+  xy.hidden = 64;
+  xy.replay_capacity = 400;
+  HiroLearner c(xy);
+  MemorySource src2(checkpoint);
+  ByteReader rd2(src2, "hiro test checkpoint");
+  EXPECT_THROW(c.load(rd2), CorruptData);
+}
+
+TEST(HiroLearner, RunsOnCudaWhenPresentAndItsCheckpointLoadsOnCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  HiroOptions o = save_load_options();
+  o.device = "cuda:0";
+  HiroLearner gpu(o);
+  RecordMaker m(o, 3);
+  feed(gpu, m, 50, 10);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(std::isfinite(gpu.update_low().critic_loss));
+    EXPECT_TRUE(std::isfinite(gpu.update_high().critic_loss));
+  }
+  o.device = "cpu";
+  HiroLearner cpu(o);
+  const std::string bytes = save_bytes(gpu);
+  MemorySource src(bytes);
+  ByteReader rd(src, "cuda checkpoint");
+  cpu.load(rd);
+  EXPECT_EQ(save_bytes(cpu), bytes);
+}
+
+}  // namespace
+}  // namespace ringrl::td3
