@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "bench/bf_bench.h"
 #include "common/errors.h"
@@ -231,11 +232,15 @@ void add_run(CLI::App& bf) {
                       "Program text, or @FILE (its one trailing newline is dropped); put "
                       "options first and `--` before a program that looks like an option");
   run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
-  run->add_option("--base", args->base, "Cell modulus")->capture_default_str();
-  run->add_option("--max-steps", args->max_steps, "Step limit, or 'none'")->capture_default_str();
+  add_unsigned(*run, "--base", args->base, "Cell modulus", 1)->capture_default_str();
+  run->add_option("--max-steps", args->max_steps,
+                  "Step limit, or 'none'. Any whole number is kept as spec §1.5 defines it: the limit "
+                  "is checked after each instruction, so 0 or a negative limit stops a program after "
+                  "its first instruction (step-limit); only a malformed number is refused")
+      ->capture_default_str();
   run->add_flag("--require-correct-syntax", args->require_correct_syntax,
                 "Fail with syntax-error on unmatched brackets");
-  run->add_option("--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)")
+  add_real(*run, "--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)", 0)
       ->capture_default_str();
   run->add_flag("--jsonl", args->jsonl,
                 "Read {code,input,base,max_steps,require_correct_syntax} lines from stdin");
@@ -372,13 +377,13 @@ void add_bench(CLI::App& bench) {
                            "instructions per second on long-running programs");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->add_option("--task", options->task, "Task to score on")->capture_default_str();
-  cmd->add_option("--programs", options->programs, "Random programs to score")
+  add_unsigned(*cmd, "--programs", options->programs, "Random programs to score", 1)
       ->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Program generator seed")->capture_default_str();
+  add_unsigned(*cmd, "--seed", options->seed, "Program generator seed")->capture_default_str();
   cmd->add_flag("--baseline", options->baseline,
                 "Also score programs with scripts/bf_reference.py (Python) for the speed-up");
-  cmd->add_option("--baseline-programs", options->baseline_programs,
-                  "Programs given to the Python reference")
+  add_unsigned(*cmd, "--baseline-programs", options->baseline_programs,
+               "Programs given to the Python reference")
       ->capture_default_str();
   cmd->add_option("--python", options->python, "Python interpreter")->capture_default_str();
   cmd->add_option("--reference", options->reference_script, "Path of bf_reference.py");

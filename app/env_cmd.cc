@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "bench/env_bench.h"
 #include "common/errors.h"
@@ -202,9 +203,9 @@ void add_env_commands(CommandTree& tree) {
   auto ro = std::make_shared<RolloutOptions>();
   CLI::App* rollout = env->add_subcommand("rollout", "Step an environment with a fixed policy");
   rollout->add_option("--env", ro->env, "Environment name (see `env list`)")->required();
-  rollout->add_option("--steps", ro->steps, "Env steps")->required();
+  add_unsigned(*rollout, "--steps", ro->steps, "Env steps", 1, kMaxRolloutSteps)->required();
   rollout->add_option("--policy", ro->policy, "random or zero")->required();
-  rollout->add_option("--seed", ro->seed, "Seed of episode resets and the random policy");
+  add_unsigned(*rollout, "--seed", ro->seed, "Seed of episode resets and the random policy");
   rollout->add_option("--task", ro->task, "Push/Fall training target: single or multi");
   rollout->add_option("--out", ro->out, "Write the trajectory as CSV");
   rollout->add_flag("--json", ro->json, "Print one JSON object");
@@ -215,18 +216,18 @@ void add_env_commands(CommandTree& tree) {
   render->add_option("--env", rd->env, "Environment name")->required();
   render->add_option("--traj", rd->traj, "Trajectory CSV from `env rollout --out`");
   render->add_option("--out", rd->out, "PNG file to write")->required();
-  render->add_option("--px-per-cell", rd->px_per_cell, "Pixels per maze cell");
+  add_unsigned(*render, "--px-per-cell", rd->px_per_cell, "Pixels per maze cell", 1);
   render->callback([rd] { run_render(*rd); });
 
   auto bo = std::make_shared<BenchCmdOptions>();
   CLI::App* b = bench_parent.add_subcommand(
       "env", "Env steps/s with random actions, and bare mj_step/s of the same model");
   b->add_option("--env", bo->bench.env, "Environment name")->required();
-  b->add_option("--seconds", bo->bench.seconds, "Total measuring time");
-  b->add_option("--steps", bo->bench.steps,
-                "Fixed work instead of --seconds: env steps per round (bare: x frame skip)");
-  b->add_option("--rounds", bo->bench.rounds, "Alternations of the env and physics phases");
-  b->add_option("--seed", bo->bench.seed, "Seed of the action table and resets");
+  add_real(*b, "--seconds", bo->bench.seconds, "Total measuring time", 0);
+  add_unsigned(*b, "--steps", bo->bench.steps,
+               "Fixed work instead of --seconds: env steps per round (bare: x frame skip)");
+  add_unsigned(*b, "--rounds", bo->bench.rounds, "Alternations of the env and physics phases", 1);
+  add_unsigned(*b, "--seed", bo->bench.seed, "Seed of the action table and resets");
   b->add_option("--clock", bo->clock,
                 "cpu: this thread's CPU time (default; robust to other load), or wall");
   b->add_flag("--json", bo->json, "Print one JSON object");

@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/pqt/pqt_actor.h"
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/pqt_config.h"
 #include "bench/pqt/npe_bench.h"
 #include "common/errors.h"
+#include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "bench/pqt/learner_bench.h"
 #include "learner/pqt/pqt_trainer.h"
@@ -102,8 +104,8 @@ void add_npe_bench_command(CommandTree& tree) {
   CLI::App* npe = bench.add_subcommand("npe", "End-to-end programs executed per second vs the actor-only ceiling");
   npe->add_option("--task", n->task, "BF task")->capture_default_str();
   npe->add_option("--mode", n->mode, "pqt, pg, pg+pqt")->capture_default_str();
-  npe->add_option("--actors", n->actors, "Actor processes")->check(CLI::Range(1u, 256u))->capture_default_str();
-  npe->add_option("--seconds", n->seconds, "Seconds per measurement")->capture_default_str();
+  add_unsigned(*npe, "--actors", n->actors, "Actor processes", 1, kMaxActors)->capture_default_str();
+  add_real(*npe, "--seconds", n->seconds, "Seconds per measurement", 0)->capture_default_str();
   npe->add_option("--device", n->device, "auto, cpu or cuda:N")->capture_default_str();
   npe->add_option("--config", n->config, "Config file (default: configs/pqt.json)");
   npe->add_option("--set", n->sets, "Override a config key (repeatable)");

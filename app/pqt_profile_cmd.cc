@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/pqt_config.h"
 #include "bench/pqt/npe_bench.h"
@@ -75,7 +76,7 @@ void add_profile_commands(CommandTree& tree) {
   CLI::App* pl = profile->add_subcommand("learner", "Run the learner alone on sampled batches; write a Chrome trace");
   pl->add_option("--mode", p->mode, "pqt, pg, pg+pqt (config preset)")->capture_default_str();
   pl->add_option("--task", p->task, "Task whose rewards the batches carry")->capture_default_str();
-  pl->add_option("--steps", p->steps, "Learner steps")->capture_default_str();
+  add_unsigned(*pl, "--steps", p->steps, "Learner steps", 1)->capture_default_str();
   pl->add_option("--device", p->device, "auto, cpu or cuda:N")->capture_default_str();
   pl->add_option("--trace", p->trace, "Chrome trace output (JSON)")->required();
   pl->add_option("--config", p->config, "Config file (default: configs/pqt.json)");

@@ -12,9 +12,11 @@
 
 #include "actors/pqt/pqt_actor.h"
 #include "app/actor_registry.h"
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/pqt_config.h"
 #include "common/errors.h"
+#include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "envs/bf/scorer.h"
 
@@ -22,6 +24,8 @@ namespace ringrl::app {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 
 struct TrainCli {
   std::string task, mode = "pqt", config, run_dir, device;
@@ -99,11 +103,11 @@ void add_pqt_train_commands(CommandTree& tree) {
   pqt->add_option("--task", c->task, "BF task (see `ringrl bf tasks`)");
   pqt->add_option("--mode", c->mode, "Training mode; also a preset of the config (pqt, pg, pg+pqt, pqt-0ent, simplify)")
       ->capture_default_str();
-  pqt->add_option("--actors", c->actors, "Actor processes")->check(CLI::Range(1u, 256u));
-  pqt->add_option("--max-npe", c->max_npe, "Programs-executed budget per repetition (0 = unlimited)");
-  pqt->add_option("--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)");
-  pqt->add_option("--repetitions", c->repetitions, "Independent repetitions, each with a fresh model")->check(CLI::Range(1u, 100000u));
-  pqt->add_option("--seed", c->seed, "Base seed (repetition r uses seed + r)");
+  add_unsigned(*pqt, "--actors", c->actors, "Actor processes", 1, kMaxActors);
+  add_unsigned(*pqt, "--max-npe", c->max_npe, "Programs-executed budget per repetition (0 = unlimited)");
+  add_real(*pqt, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
+  add_unsigned(*pqt, "--repetitions", c->repetitions, "Independent repetitions, each with a fresh model", 1, kMaxRepetitions);
+  add_unsigned(*pqt, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
   pqt->add_option("--config", c->config, "Config file (default: configs/pqt.json)");
   pqt->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
   pqt->add_option("--run-dir", c->run_dir, "Run directory (default: runs/pqt-<task>-<mode>-<time>)");

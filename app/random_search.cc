@@ -1,5 +1,6 @@
 // `ringrl train random`: the uniform random program-search baseline (spec brain_coder §6.5).
 #include "app/commands.h"
+#include "app/cli_numbers.h"
 
 #include <chrono>
 #include <cstdio>
@@ -77,10 +78,10 @@ void add_random_search_command(CommandTree& tree) {
   auto c = std::make_shared<RandomCli>();
   CLI::App* cmd = train.add_subcommand("random", "Baseline: uniform random program search (spec §6.5)");
   cmd->add_option("--task", c->task, "BF task")->required();
-  cmd->add_option("--max-npe", c->max_npe, "Programs per repetition")->capture_default_str();
-  cmd->add_option("--repetitions", c->repetitions, "Independent repetitions")->capture_default_str();
-  cmd->add_option("--seed", c->seed, "Base seed")->capture_default_str();
-  cmd->add_option("--length", c->length, "Program length (timestep_limit)")->capture_default_str();
+  add_unsigned(*cmd, "--max-npe", c->max_npe, "Programs per repetition")->capture_default_str();
+  add_unsigned(*cmd, "--repetitions", c->repetitions, "Independent repetitions", 1)->capture_default_str();
+  add_unsigned(*cmd, "--seed", c->seed, "Base seed")->capture_default_str();
+  add_unsigned(*cmd, "--length", c->length, "Program length (timestep_limit)", 1)->capture_default_str();
   cmd->add_option("--run-dir", c->run_dir, "Run directory")->required();
   cmd->callback([c] { run_random(*c); });
 }

@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/actor_registry.h"
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "bench/ring_bench.h"
 #include "common/actor_runtime.h"
@@ -230,10 +231,10 @@ void add_transport_commands(CommandTree& tree) {
 
   auto demo_opts = std::make_shared<DemoOptions>();
   CLI::App* demo = tree.root.add_subcommand("demo", "Run the actor -> ring -> learner -> weights loop without a model and print throughput");
-  demo->add_option("--actors", demo_opts->actors, "Actor processes")->check(CLI::Range(1u, kMaxActors))->capture_default_str();
-  demo->add_option("--seconds", demo_opts->seconds, "How long to run")->capture_default_str();
-  demo->add_option("--record-bytes", demo_opts->record_bytes, "Payload bytes per record")->capture_default_str();
-  demo->add_option("--dim", demo_opts->dim, "Weight vector length (floats)")->capture_default_str();
+  add_unsigned(*demo, "--actors", demo_opts->actors, "Actor processes", 1, kMaxActors)->capture_default_str();
+  add_real(*demo, "--seconds", demo_opts->seconds, "How long to run", 0)->capture_default_str();
+  add_unsigned(*demo, "--record-bytes", demo_opts->record_bytes, "Payload bytes per record")->capture_default_str();
+  add_unsigned(*demo, "--dim", demo_opts->dim, "Weight vector length (floats)")->capture_default_str();
   demo->add_option("--run-id", demo_opts->run_id, "Run id for the segment name (default demo-<pid>)");
   demo->add_flag("--json", demo_opts->json, "Print the summary as one JSON object");
   demo->callback([demo_opts] { run_demo(*demo_opts); });

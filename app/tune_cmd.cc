@@ -45,9 +45,11 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "app/cli_numbers.h"
 #include "app/pqt_config.h"
 #include "app/tune_grid.h"
 #include "common/errors.h"
+#include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/config.h"
 #include "common/runfiles/results_jsonl.h"
@@ -73,6 +75,8 @@ constexpr int kInterruptedStatus = 130;  // `train pqt` after SIGINT/SIGTERM; al
 constexpr int kFailedStatus = 1;
 constexpr int kExecFailedStatus = 127;
 constexpr std::size_t kMaxLogLineChars = 300;
+constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
+constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
 
 struct TuneCli {
   std::string space, trials, trial_range, tasks, run_dir;
@@ -457,15 +461,15 @@ void add_tune_command(CommandTree& tree) {
   tune->add_option("--space", c->space, "Grid: pg (12), pg-topk (48), topk (60), is (144), ga (125)")->required();
   tune->add_option("--trials", c->trials, "Only these trial indices, e.g. 0,5,7");
   tune->add_option("--trial-range", c->trial_range, "Only trials A..B-1, as A:B (A or B may be left out)");
-  tune->add_option("--repetitions", c->repetitions, "Repetitions per trial, alternating over the tasks (default 50)")
-      ->check(CLI::Range(1u, 100000u));
-  tune->add_option("--max-npe", c->max_npe, "Programs-executed budget per repetition (default 5000000)");
+  add_unsigned(*tune, "--repetitions", c->repetitions, "Repetitions per trial, alternating over the tasks (default 50)",
+               1, kMaxRepetitions);
+  add_unsigned(*tune, "--max-npe", c->max_npe, "Programs-executed budget per repetition (default 5000000)");
   tune->add_option("--tasks", c->tasks, "Task cycle, repetition r uses task r % len (default reverse-tune,remove-char-tune)");
   tune->add_option("--set", c->sets, "Override a fixed setting for every trial: --set key=value (repeatable)");
   tune->add_option("--run-dir", c->run_dir, "Session directory (default: runs/tune-<space>-<time>); rerun to continue");
-  tune->add_option("--parallel", c->parallel, "Trials at once without GPUs (default 1); with GPUs at most one per GPU")
-      ->check(CLI::Range(1u, 256u));
-  tune->add_option("--actors", c->actors, "Actor processes per trial (default: the config's)")->check(CLI::Range(1u, 256u));
+  add_unsigned(*tune, "--parallel", c->parallel, "Trials at once without GPUs (default 1); with GPUs at most one per GPU",
+               1, kMaxParallel);
+  add_unsigned(*tune, "--actors", c->actors, "Actor processes per trial (default: the config's)", 1, kMaxActors);
   tune->add_flag("--dry-run", c->dry_run, "List the trials and their hyper-parameters; run nothing");
   tune->callback([c] {
     const int rc = run_tune(*c);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/cli_numbers.h"
 #include "common/errors.h"
 #include "common/records.h"
 #include "common/run_segment.h"
@@ -267,6 +268,10 @@ BroadcastBenchResult bench_broadcast(std::uint64_t blob_bytes, std::uint32_t sam
 namespace ringrl::app {
 
 void add_ring_bench_command(CLI::App& bench) {
+  constexpr double kMinSeconds = 0.05;             // --seconds range
+  constexpr double kMaxSeconds = 600.0;
+  constexpr std::uint32_t kMaxPublishEvery = 4096;  // --publish-every upper bound
+  constexpr std::uint32_t kMaxSamples = 100000;     // --samples upper bound
   struct Options {
     bool json = false;
     double seconds = 1.0;
@@ -279,12 +284,13 @@ void add_ring_bench_command(CLI::App& bench) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = bench.add_subcommand("ring", "Two-process ring throughput, memcpy bandwidth, weight-broadcast latency");
   cmd->add_flag("--json", o->json, "One JSON object per line");
-  cmd->add_option("--seconds", o->seconds, "Seconds per record size")->check(CLI::Range(0.05, 600.0))->capture_default_str();
-  cmd->add_option("--ring-bytes", o->ring_bytes, "Ring data bytes (power of two)")->capture_default_str();
-  cmd->add_option("--publish-every", o->publish_every, "Records per head publication")->check(CLI::Range(1u, 4096u))->capture_default_str();
-  cmd->add_option("--sizes", o->sizes, "Record payload sizes, bytes")->delimiter(',')->capture_default_str();
-  cmd->add_option("--blobs", o->blobs, "Weight blob sizes, bytes")->delimiter(',')->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Broadcasts per blob size")->check(CLI::Range(1u, 100000u))->capture_default_str();
+  add_real(*cmd, "--seconds", o->seconds, "Seconds per record size", kMinSeconds, kMaxSeconds)->capture_default_str();
+  add_unsigned(*cmd, "--ring-bytes", o->ring_bytes, "Ring data bytes (power of two)")->capture_default_str();
+  add_unsigned(*cmd, "--publish-every", o->publish_every, "Records per head publication", 1, kMaxPublishEvery)
+      ->capture_default_str();
+  add_unsigned(*cmd, "--sizes", o->sizes, "Record payload sizes, bytes")->delimiter(',')->capture_default_str();
+  add_unsigned(*cmd, "--blobs", o->blobs, "Weight blob sizes, bytes")->delimiter(',')->capture_default_str();
+  add_unsigned(*cmd, "--samples", o->samples, "Broadcasts per blob size", 1, kMaxSamples)->capture_default_str();
   cmd->callback([o] {
     constexpr std::size_t kMemcpyBytes = std::size_t{64} << 20;      // out of every cache
     constexpr std::size_t kMemcpyCachedBytes = std::size_t{256} << 10;  // fits L2, like a hot ring

@@ -42,6 +42,9 @@ function(ringrl_add_test)
     add_dependencies(${A_NAME} ringrl)
   endif()
   ringrl_target_defaults(${A_NAME})
-  gtest_discover_tests(${A_NAME} DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+  set(props TIMEOUT ${A_TIMEOUT})
+  if(A_LABELS)  # an empty LABELS value would swallow the next property name
+    list(APPEND props LABELS "${A_LABELS}")
+  endif()
+  gtest_discover_tests(${A_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()

@@ -12,6 +12,7 @@ enum RecordType : std::uint16_t {
   kRecordTransition = 3,      // HIRO low level
   kRecordMetaTransition = 4,  // HIRO high level
   kRecordBench = 5,           // `ringrl bench ring`
+  kRecordHiroEval = 6,        // HIRO evaluator: one evaluation's results (common/hiro/eval_record.h)
 };
 
 constexpr std::uint64_t record_type_bit(RecordType t) noexcept { return std::uint64_t{1} << t; }

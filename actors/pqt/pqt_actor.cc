@@ -8,8 +8,10 @@
 
 #include "actors/pqt/lstm_sampler.h"
 #include "common/actor_runtime.h"
+#include "common/blob_layout.h"
 #include "common/pqt/program_record.h"
 #include "common/records.h"
+#include "common/seeds.h"
 #include "common/signals.h"
 
 namespace ringrl::actors {
@@ -17,14 +19,6 @@ namespace {
 
 constexpr auto kFirstWeightsTimeout = std::chrono::seconds(60);
 constexpr auto kPushWait = std::chrono::milliseconds(100);  // per wait; retried until stopped
-
-// Seed of batch k: a SplitMix64 step, so batches and actors never share a stream.
-std::uint64_t batch_seed(std::uint64_t seed, std::uint64_t k) {
-  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (k + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 SamplerOptions sampler_options(const PqtActorOptions& o) {
   SamplerOptions so;
@@ -66,13 +60,15 @@ int run_pqt_actor(const PqtActorOptions& o) {
   const std::size_t num_floats = sampler.layout().num_floats();
   std::vector<std::byte> blob;
   if (!rt.wait_for_weights(blob, kFirstWeightsTimeout)) return rt.should_stop() ? 0 : 3;
+  // Uses the weights only when the blob carries this actor's policy layout (its fingerprint).
   auto load = [&] {
-    if (blob.size() != num_floats * sizeof(float)) {
-      spdlog::error("actor {}: weight blob of {} bytes, expected {} for the policy shape", o.slot, blob.size(),
-                    num_floats * sizeof(float));
+    std::string error;
+    const float* weights = blob_payload(blob, sampler.layout().blob(), &error);
+    if (weights == nullptr) {
+      spdlog::error("actor {}: {}", o.slot, error);
       return false;
     }
-    sampler.set_weights(reinterpret_cast<const float*>(blob.data()), num_floats);
+    sampler.set_weights(weights, num_floats);
     return true;
   };
   if (!load()) return 4;
@@ -83,7 +79,7 @@ int run_pqt_actor(const PqtActorOptions& o) {
     if (rt.refresh_weights(blob) && !load()) return 4;
     const std::uint64_t version = rt.weights_version();
     bool stopped = false;
-    sample_and_score(sampler, scorer, batch, code, batch_seed(o.seed, k), k, [&](int i, const ProgramEpisodeHeader& h) {
+    sample_and_score(sampler, scorer, batch, code, mix_seed(o.seed, k), k, [&](int i, const ProgramEpisodeHeader& h) {
       if (stopped) return;
       const std::uint32_t bytes = program_episode_bytes(h.length);
       std::byte* dst = rt.ring().try_reserve(bytes);
@@ -118,7 +114,7 @@ double actor_only_programs_per_s(const PqtActorOptions& o, const float* weights,
   const auto t0 = std::chrono::steady_clock::now();
   const auto deadline = t0 + std::chrono::duration<double>(seconds);
   for (std::uint64_t k = 0; std::chrono::steady_clock::now() < deadline; ++k) {
-    sample_and_score(sampler, scorer, batch, code, batch_seed(o.seed, k), k,
+    sample_and_score(sampler, scorer, batch, code, mix_seed(o.seed, k), k,
                      [](int, const ProgramEpisodeHeader&) {});
     programs += static_cast<std::uint64_t>(o.batch_size);
   }

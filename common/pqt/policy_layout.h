@@ -14,8 +14,10 @@
 //   LSTM columns are the TF1 BasicLSTMCell gates in the order (i, j, f, o), each h_l wide:
 //   gates = [x, h] . kernel + bias, c' = c*sigmoid(f + 1) + sigmoid(i)*tanh(j),
 //   h' = tanh(c')*sigmoid(o). The forget bias +1 is NOT stored; readers add it at run time.
-// * fingerprint() identifies the shape (and this layout's version); a reader attaching to a
-//   blob made by another process compares fingerprints before use.
+// * The generic part (aligned named tensors, the fingerprint, the channel header) is
+//   common/blob_layout.h; blob() is this policy's BlobLayout. fingerprint() identifies the
+//   shape (and this layout's version); an actor compares it with the channel blob's header
+//   (blob_payload()) before it uses the weights.
 // * Pure value type, torch-free, header-only; all methods are const and thread-safe.
 #pragma once
 
@@ -24,12 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "common/blob_layout.h"
 #include "common/errors.h"
 
 namespace ringrl {
 
 /// Offsets of blob tensors are rounded up to this many floats (64 bytes, one cache line).
-inline constexpr std::size_t kPolicyBlobAlignFloats = 16;
+inline constexpr std::size_t kPolicyBlobAlignFloats = kBlobAlignFloats;
 /// Bumped whenever the blob order or alignment changes; part of the fingerprint.
 inline constexpr std::uint32_t kPolicyLayoutVersion = 1;
 /// Number of LSTM gates per unit (i, j, f, o).
@@ -88,13 +91,11 @@ struct PolicyTensorSpec {
 class PolicyLayout {
  public:
   /// Validates `shape` (UsageError) and computes the offsets.
-  explicit PolicyLayout(PolicyShape shape = PolicyShape{}) : shape_(std::move(shape)) {
+  explicit PolicyLayout(PolicyShape shape = PolicyShape{}) : shape_(std::move(shape)), blob_(kPolicyLayoutVersion) {
     shape_.validate();
-    std::size_t off = 0;
     auto add = [&](std::string name, PolicyTensorKind kind, int layer, int rows, int cols) {
-      off = align_up(off);
-      tensors_.push_back(PolicyTensorSpec{std::move(name), kind, layer, rows, cols, off});
-      off += static_cast<std::size_t>(rows) * cols;
+      const BlobTensor& t = blob_.tensor(blob_.add(name, rows, cols));
+      tensors_.push_back(PolicyTensorSpec{std::move(name), kind, layer, rows, cols, t.offset});
     };
     add("embedding", PolicyTensorKind::kEmbedding, -1, shape_.vocab, shape_.embedding);
     for (int l = 0; l < shape_.num_layers(); ++l) {
@@ -105,15 +106,16 @@ class PolicyLayout {
       add(prefix + "/bias", PolicyTensorKind::kLstmBias, l, 1, kLstmGates * h);
     }
     add("output", PolicyTensorKind::kOutput, -1, shape_.top_size(), shape_.vocab);
-    total_floats_ = align_up(off);
   }
 
   const PolicyShape& shape() const { return shape_; }
   /// All tensors in blob order.
   const std::vector<PolicyTensorSpec>& tensors() const { return tensors_; }
   /// Blob size in floats / bytes (a multiple of kPolicyBlobAlignFloats).
-  std::size_t num_floats() const { return total_floats_; }
-  std::size_t num_bytes() const { return total_floats_ * sizeof(float); }
+  std::size_t num_floats() const { return blob_.num_floats(); }
+  std::size_t num_bytes() const { return blob_.num_bytes(); }
+  /// The generic layout of the same tensors (names, offsets, fingerprint).
+  const BlobLayout& blob() const { return blob_; }
   /// Number of trainable parameters (excludes alignment padding).
   std::size_t num_parameters() const {
     std::size_t n = 0;
@@ -126,33 +128,13 @@ class PolicyLayout {
   const PolicyTensorSpec& lstm_bias(int layer) const { return tensors_.at(2 + 2 * layer); }
   const PolicyTensorSpec& output() const { return tensors_.back(); }
 
-  /// FNV-1a over the layout version and the shape; equal iff the layouts are interchangeable.
-  std::uint64_t fingerprint() const {
-    std::uint64_t h = kFnvOffset;
-    auto mix = [&h](std::uint64_t v) {
-      for (int b = 0; b < 8; ++b) {
-        h ^= (v >> (8 * b)) & 0xffU;
-        h *= kFnvPrime;
-      }
-    };
-    mix(kPolicyLayoutVersion);
-    mix(static_cast<std::uint64_t>(shape_.vocab));
-    mix(static_cast<std::uint64_t>(shape_.embedding));
-    mix(shape_.lstm_sizes.size());
-    for (int s : shape_.lstm_sizes) mix(static_cast<std::uint64_t>(s));
-    return h;
-  }
+  /// Equal iff the layouts are interchangeable (the layout version, names and shapes).
+  std::uint64_t fingerprint() const { return blob_.fingerprint(); }
 
  private:
-  static constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;
-  static constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
-  static std::size_t align_up(std::size_t n) {
-    return (n + kPolicyBlobAlignFloats - 1) / kPolicyBlobAlignFloats * kPolicyBlobAlignFloats;
-  }
-
   PolicyShape shape_;
+  BlobLayout blob_;
   std::vector<PolicyTensorSpec> tensors_;
-  std::size_t total_floats_ = 0;
 };
 
 }  // namespace ringrl

@@ -66,9 +66,12 @@ inline bool decode_program_episode(const std::byte* data, std::uint32_t bytes, s
     *error = "program record length " + std::to_string(n) + " is outside [1, " + std::to_string(max_len) + "]";
     return false;
   }
-  if (bytes != program_episode_bytes(n)) {
+  // Compared in 64 bits: a huge `n` must not wrap into a small, matching 32-bit size.
+  const std::uint64_t want = sizeof(ProgramEpisodeHeader) + ((std::uint64_t{n} + 3) & ~std::uint64_t{3}) +
+                             std::uint64_t{n} * sizeof(float);
+  if (bytes != want) {
     *error = "program record of " + std::to_string(bytes) + " bytes, expected " +
-             std::to_string(program_episode_bytes(n)) + " for " + std::to_string(n) + " tokens";
+             std::to_string(want) + " for " + std::to_string(n) + " tokens";
     return false;
   }
   out->tokens = reinterpret_cast<const std::int8_t*>(data + sizeof(ProgramEpisodeHeader));

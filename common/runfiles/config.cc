@@ -121,6 +121,29 @@ std::optional<json> coerce_scalar(Kind k, const json& value) {
   return std::nullopt;
 }
 
+// The whole number `v` holds: a non-negative JSON integer, or with `integral_floats` a float
+// with an integral value that an integer slot can store (`max_npe=2e7`).
+std::optional<std::uint64_t> whole_number(const json& v, bool integral_floats) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i >= 0) return static_cast<std::uint64_t>(i);
+    return std::nullopt;
+  }
+  if (integral_floats && v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && d >= 0 && d < kInt64Limit) return static_cast<std::uint64_t>(d);
+  }
+  return std::nullopt;
+}
+
+const UnsignedKey* find_unsigned(const UnsignedKeys& keys, std::string_view key) {
+  for (const UnsignedKey& k : keys) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
 // Applies one value strictly. `raw_` is the text the user wrote for the top-level value
 // (shown in errors, and taken verbatim for string slots when `from_text` is set).
 class Setter {
@@ -296,7 +319,8 @@ void set_strict(Config& cfg, std::string_view key, const nlohmann::json& value,
   cfg = std::move(updated);
 }
 
-void apply_override(Config& cfg, std::string_view assignment, std::string_view origin) {
+void apply_override(Config& cfg, std::string_view assignment, std::string_view origin,
+                    const UnsignedKeys& unsigned_keys) {
   size_t eq = assignment.find('=');
   std::string_view key = eq == std::string_view::npos ? assignment : assignment.substr(0, eq);
   while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
@@ -307,15 +331,22 @@ void apply_override(Config& cfg, std::string_view assignment, std::string_view o
   }
   std::string_view text = assignment.substr(eq + 1);
   json value = parse_override_value(text);
+  if (const UnsignedKey* u = find_unsigned(unsigned_keys, key)) {
+    const std::optional<std::uint64_t> n = whole_number(value, /*integral_floats=*/true);
+    if (!n || *n < u->min || *n > u->max) {
+      throw UsageError(whole_number_error(std::string(origin) + " " + std::string(key), text, u->min, u->max));
+    }
+  }
   Setter setter(origin, text, /*from_text=*/true);
   Config updated = cfg;
   setter.set(updated, split_key(key), value);
   cfg = std::move(updated);
 }
 
-void apply_overrides(Config& cfg, const std::vector<std::string>& assignments) {
+void apply_overrides(Config& cfg, const std::vector<std::string>& assignments,
+                     const UnsignedKeys& unsigned_keys) {
   Config updated = cfg;
-  for (const std::string& a : assignments) apply_override(updated, a);
+  for (const std::string& a : assignments) apply_override(updated, a, "--set", unsigned_keys);
   cfg = std::move(updated);
 }
 
@@ -385,7 +416,26 @@ const nlohmann::json& at(const Config& cfg, std::string_view key) {
   return *node;
 }
 
+std::uint64_t get_unsigned(const Config& cfg, const UnsignedKey& key) {
+  return config_detail::unsigned_value(key.key, at(cfg, key.key), key.min, key.max);
+}
+
+void check_unsigned(const Config& cfg, const UnsignedKeys& unsigned_keys) {
+  for (const UnsignedKey& k : unsigned_keys) {
+    if (has(cfg, k.key)) (void)get_unsigned(cfg, k);
+  }
+}
+
 namespace config_detail {
+
+std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, std::uint64_t min,
+                             std::uint64_t max) {
+  const std::optional<std::uint64_t> n = whole_number(value, /*integral_floats=*/false);
+  if (!n || *n < min || *n > max) {
+    throw UsageError(whole_number_error("config key " + std::string(key), value.dump(), min, max));
+  }
+  return *n;
+}
 
 void type_error(std::string_view key, const nlohmann::json& value, std::string_view expected) {
   throw UsageError("config key '" + std::string(key) + "': expected " + std::string(expected) +

@@ -102,7 +102,7 @@ class PqtAlgorithm final : public Algorithm {
     return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o_.learner.batch_size) *
            frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(T_)));
   }
-  std::size_t blob_bytes() const override { return layout_.num_bytes(); }
+  std::size_t blob_bytes() const override { return channel_blob_bytes(layout_.blob()); }
   BudgetUnit budget_unit() const override { return BudgetUnit::kPrograms; }
   const char* budget_key() const override { return "npe"; }
 
@@ -170,8 +170,10 @@ class PqtAlgorithm final : public Algorithm {
     ++r_.num_batches;
     return true;
   }
+  // Header (the layout's fingerprint) then the parameters, which stay 64-byte aligned.
   void write_blob(std::byte* dst) const override {
-    learner_->write_blob(reinterpret_cast<float*>(dst));  // the channel's buffers are 64-byte aligned
+    write_blob_header(dst, layout_.blob());
+    learner_->write_blob(reinterpret_cast<float*>(dst + sizeof(BlobHeader)));
   }
   std::uint64_t budget_used() const override { return npe_; }
   bool solved() const override { return r_.found_solution; }

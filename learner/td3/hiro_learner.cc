@@ -1,6 +1,7 @@
 #include "learner/td3/hiro_learner.h"
 
 #include <cmath>
+#include <cstring>
 
 #include <torch/torch.h>
 
@@ -201,6 +202,39 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses) {
   Td3Batch batch{torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1), relabelled.goals,
                  rows.select(1, L.reward()), torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1)};
   return read_stats(m.high.update(batch), read_losses);
+}
+
+namespace {
+
+// Copies one network's tensors into the blob at `m`'s offsets.
+void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* dst) {
+  torch::NoGradGuard no_grad;
+  const auto put = [dst](const torch::Tensor& t, std::size_t offset) {
+    const auto host = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+    std::memcpy(dst + offset, host.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(host.numel()));
+  };
+  put(actor->fc1->weight, m.w1);
+  put(actor->fc1->bias, m.b1);
+  put(actor->fc2->weight, m.w2);
+  put(actor->fc2->bias, m.b2);
+  put(actor->out->weight, m.w3);
+  put(actor->out->bias, m.b3);
+  put(actor->mid, m.mid);
+  put(actor->half_range, m.half_range);
+}
+
+}  // namespace
+
+std::size_t HiroLearner::blob_floats() const noexcept {
+  return hiro::ActorBlobLayout(impl_->options.actor_blob_shape()).num_floats();
+}
+
+void HiroLearner::write_blob(float* dst) const {
+  const hiro::ActorBlobLayout layout(impl_->options.actor_blob_shape());
+  std::memset(dst, 0, layout.num_bytes());  // padding is 0
+  hiro::write_actor_blob_header(layout, dst);
+  write_actor(impl_->high.actor(), layout.meta(), dst);
+  write_actor(impl_->low.actor(), layout.low(), dst);
 }
 
 void HiroLearner::save(ByteWriter& out) const {

@@ -18,6 +18,9 @@
 //   (initial weights, target smoothing), all seeded from options.seed.
 // * save()/load(): both agents, both replays and the learner's stream; load() into a learner
 //   built with the same options gives bit-identical later updates.
+// * write_blob(): both online actors (meta, then low level) in the actor-nets blob layout
+//   (common/hiro/actor_blob.h) with its header; blob_floats() floats. Reads the device
+//   weights back to the host (a sync on CUDA).
 // * Device: "auto" (cuda:0 when available, else cpu), "cpu" or "cuda:N"; rows are gathered
 //   on the host (pinned on CUDA) and copied to the device. One thread uses an instance;
 //   options are validated at construction (UsageError). Torch stays out of this header.
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "common/byte_codec.h"
+#include "common/hiro/actor_blob.h"
 #include "common/hiro/goal_space.h"
 #include "common/hiro/transition_record.h"
 #include "learner/td3/defaults.h"
@@ -71,6 +75,17 @@ struct HiroOptions {
   hiro::MetaTransitionDims meta_transition_dims() const noexcept {
     return {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period};
   }
+  /// Shapes of the two acting networks in the actor-nets blob.
+  hiro::ActorBlobShape actor_blob_shape() const noexcept {
+    hiro::ActorBlobShape b;
+    b.meta_in = static_cast<std::uint32_t>(obs_dim + context_dim);
+    b.meta_out = static_cast<std::uint32_t>(goal_space.dim);
+    b.low_in = static_cast<std::uint32_t>(obs_dim + goal_space.dim);
+    b.low_out = static_cast<std::uint32_t>(action_dim());
+    b.hidden1 = b.hidden2 = static_cast<std::uint32_t>(hidden);
+    b.low_masked_inputs = goal_space.mask_xy ? static_cast<std::uint32_t>(hiro::kMaskedInputDims) : 0u;
+    return b;
+  }
   /// Throws UsageError naming the first bad value.
   void validate() const;
 };
@@ -110,6 +125,11 @@ class HiroLearner {
   Td3Agent& high_agent() noexcept;
   const FifoReplay& low_replay() const noexcept;
   const FifoReplay& high_replay() const noexcept;
+
+  /// Floats of the actor-nets blob.
+  std::size_t blob_floats() const noexcept;
+  /// Writes both online actors into `dst` (blob_floats() floats, header included).
+  void write_blob(float* dst) const;
 
   void save(ByteWriter& out) const;
   void load(ByteReader& in);

@@ -1,0 +1,108 @@
+#include "app/hiro_config.h"
+
+#include <fmt/format.h>
+
+#include "app/pqt_config.h"
+#include "common/errors.h"
+#include "common/runfiles/config.h"
+
+namespace ringrl::app {
+namespace {
+
+using runfiles::get;
+
+constexpr const char* kAuto = "auto";
+
+}  // namespace
+
+nlohmann::json resolve_hiro_config(const std::string& file, const std::vector<std::string>& overrides) {
+  nlohmann::json cfg = runfiles::load_config(file.empty() ? config_dir() + "/hiro.json" : file);
+  runfiles::apply_overrides(cfg, overrides);
+  return cfg;
+}
+
+HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg) {
+  HiroEnvChoice c;
+  c.env = get<std::string>(cfg, "env");
+  const envs::maze::MazeEnvInfo& info = envs::maze::maze_env_info(c.env);  // UsageError lists the names
+  const bool ant = info.mujoco && c.env != "point-maze";
+  const std::string goal = get<std::string>(cfg, "goal_space");
+  c.goal_space = goal == kAuto ? (ant ? hiro::GoalSpaceKind::kOrig : hiro::GoalSpaceKind::kXy)
+                               : hiro::parse_goal_space(goal);
+  const bool maze_kind = info.maze == envs::maze::MazeKind::kMaze;
+  c.targets = get<std::string>(cfg, "targets");
+  if (c.targets == kAuto) c.targets = maze_kind ? "multi" : "single";
+  if (c.targets != "single" && c.targets != "multi")
+    throw UsageError(fmt::format("targets '{}': expected auto, single or multi", c.targets));
+  if (maze_kind) {
+    c.fixed_target = c.targets == "single";  // the Maze envs always sample; the actor pins G
+  } else {
+    c.env_options.task_mode = c.targets == "multi" ? envs::maze::TaskMode::kMulti : envs::maze::TaskMode::kSingle;
+  }
+  if (!info.mujoco) c.env_options.max_step = get<double>(cfg, "kinematic_max_step");
+  return c;
+}
+
+td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
+  const HiroEnvChoice c = hiro_env_choice(cfg);
+  td3::HiroTrainOptions t;
+  td3::HiroOptions& l = t.learner;
+  l = td3::make_hiro_options(c.env, c.goal_space, c.env_options);
+  l.meta_period = get<int>(cfg, "meta_period");
+  l.hidden = get<int>(cfg, "hidden");
+  l.actor_lr = get<double>(cfg, "actor_lr");
+  l.critic_lr = get<double>(cfg, "critic_lr");
+  l.tau = get<double>(cfg, "tau");
+  l.gamma_low = get<double>(cfg, "gamma_low");
+  l.gamma_high = get<double>(cfg, "gamma_high");
+  l.batch_size = get<int>(cfg, "batch_size");
+  l.update_period = get<int>(cfg, "update_period");
+  l.target_noise = get<double>(cfg, "target_noise");
+  l.target_noise_clip = get<double>(cfg, "target_noise_clip");
+  l.replay_capacity = get<std::uint64_t>(cfg, "replay_capacity");
+  l.relabel = get<std::string>(cfg, "relabel");
+  l.device = get<std::string>(cfg, "device");
+  l.seed = get<std::uint64_t>(cfg, "seed");
+  t.env = c.env;
+  t.targets = c.targets;
+  t.actors = get<std::uint32_t>(cfg, "actors");
+  t.initial_steps = get<std::uint64_t>(cfg, "initial_steps");
+  t.high_every = get<std::uint32_t>(cfg, "high_every");
+  t.publish_every = get<std::uint32_t>(cfg, "publish_every");
+  t.throttle_slack = get<std::uint32_t>(cfg, "throttle_slack");
+  t.eval = get<bool>(cfg, "eval");
+  t.eval_every = get<std::uint64_t>(cfg, "eval_every");
+  t.eval_episodes = get<std::uint32_t>(cfg, "eval_episodes");
+  t.success_threshold = get<double>(cfg, "success_threshold");
+  t.stop_on_success = get<bool>(cfg, "stop_on_success");
+  t.max_env_steps = get<std::uint64_t>(cfg, "max_env_steps");
+  t.max_seconds = get<double>(cfg, "max_seconds");
+  t.repetitions = get<std::uint32_t>(cfg, "repetitions");
+  t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
+  t.metrics_every_s = get<double>(cfg, "metrics_every_s");
+  (void)actors::parse_next_goal(get<std::string>(cfg, "next_goal"));
+  t.validate();
+  return t;
+}
+
+actors::HiroActorOptions hiro_actor_options_from(const nlohmann::json& cfg) {
+  const HiroEnvChoice c = hiro_env_choice(cfg);
+  actors::HiroActorOptions a;
+  a.env = c.env;
+  a.env_options = c.env_options;
+  a.fixed_target = c.fixed_target;
+  a.goal_space = c.goal_space;
+  a.meta_period = get<int>(cfg, "meta_period");
+  a.hidden = get<int>(cfg, "hidden");
+  a.low_noise = get<double>(cfg, c.env == "point-maze" ? "point_maze_low_noise" : "low_noise");
+  a.high_noise = get<double>(cfg, "high_noise");
+  a.next_goal = actors::parse_next_goal(get<std::string>(cfg, "next_goal"));
+  a.train_actors = get<std::uint32_t>(cfg, "actors");
+  a.throttle_slack = get<std::uint32_t>(cfg, "throttle_slack");
+  a.eval_every = get<std::uint64_t>(cfg, "eval_every");
+  a.eval_episodes = get<std::uint32_t>(cfg, "eval_episodes");
+  a.validate();
+  return a;
+}
+
+}  // namespace ringrl::app

@@ -1,0 +1,326 @@
+#include "learner/td3/hiro_algorithm.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/errors.h"
+#include "common/hiro/eval_record.h"
+#include "common/records.h"
+#include "common/run_segment.h"
+#include "common/seeds.h"
+#include "learner/td3/fifo_replay.h"
+
+namespace ringrl::td3 {
+namespace {
+
+using learner::Algorithm;
+using learner::BudgetUnit;
+using learner::DriverTick;
+
+constexpr const char* kHiroSection = "hiro";     // this wing's checkpoint section
+constexpr std::uint32_t kHiroStateVersion = 1;   // layout of that section
+constexpr std::uint64_t kRingMetaRecords = 4;    // meta records a ring holds beyond the steps
+constexpr std::size_t kMaxQueuedSteps = std::size_t{1} << 16;  // hard cap of the arrival queue
+constexpr double kIntrinsicEma = 0.01;           // weight of a new step in the reward's running mean
+constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
+
+// One env step that arrived ahead of the rate limiter.
+struct QueuedStep {
+  std::uint32_t actor = 0;
+  std::vector<std::byte> bytes;  // the Transition record
+};
+
+class HiroAlgorithm final : public Algorithm {
+ public:
+  explicit HiroAlgorithm(const HiroTrainOptions& o) : o_(o) {}
+
+  // --- identity and sizing
+  std::string name() const override { return "hiro"; }
+  std::uint64_t record_mask() const override {
+    return record_type_bit(kRecordTransition) | record_type_bit(kRecordMetaTransition) |
+           record_type_bit(kRecordHiroEval);
+  }
+  std::uint64_t ring_bytes() const override {
+    const std::uint64_t steps = 2 * std::uint64_t{o_.throttle_slack} + static_cast<std::uint64_t>(o_.learner.meta_period);
+    return steps * frame_bytes(hiro::transition_bytes(o_.learner.transition_dims())) +
+           kRingMetaRecords * frame_bytes(hiro::meta_transition_bytes(o_.learner.meta_transition_dims())) +
+           frame_bytes(sizeof(hiro::HiroEvalRecord));
+  }
+  std::size_t blob_bytes() const override {
+    return hiro::ActorBlobLayout(o_.learner.actor_blob_shape()).num_bytes();
+  }
+  BudgetUnit budget_unit() const override { return BudgetUnit::kEnvSteps; }
+  const char* budget_key() const override { return "env_steps"; }
+  void fill_launch(ActorLaunch& launch) const override {
+    launch.params["train_actors"] = std::to_string(o_.actors);
+    launch.params["run_dir"] = o_.run_dir;
+    if (o_.eval && launch.slot == o_.actors) launch.kind = "hiro-eval";
+  }
+
+  // --- one repetition
+  void begin_repetition(std::uint32_t rep) override {
+    HiroOptions lo = o_.learner;
+    lo.seed = repetition_seed(o_.learner.seed, rep);  // each repetition: a fresh model
+    learner_.reset();
+    learner_ = std::make_unique<HiroLearner>(lo);
+    steps_ = low_ = high_ = 0;
+    queue_.clear();
+    per_actor_.assign(o_.actors, 0);
+    evals_ = 0;
+    last_eval_ = hiro::HiroEvalRecord{};
+    best_success_ = -1;
+    intrinsic_ = 0;
+    low_stats_ = high_stats_ = HiroUpdateStats{};
+    low_q_ = high_q_ = 0;
+  }
+  std::uint64_t version() const override { return low_; }
+
+  void on_record(std::uint32_t actor, const RecordView& rec, std::uint64_t /*version*/) override {
+    std::string error;
+    switch (rec.type) {
+      case kRecordTransition: {
+        if (!hiro::decode_transition(rec.data, rec.length, o_.learner.transition_dims(), &view_, &error))
+          throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
+        if (actor >= o_.actors) throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
+        if (queue_.empty() && steps_ < o_.initial_steps) {
+          admit(actor, rec.data, rec.length);  // initial collection: no update to wait for
+        } else {
+          queue_.push_back({actor, std::vector<std::byte>(rec.data, rec.data + rec.length)});
+        }
+        break;
+      }
+      case kRecordMetaTransition:
+        if (!learner_->add_meta_transition(rec.data, rec.length, &error))
+          throw std::runtime_error(fmt::format("actor {} sent a bad meta transition record: {}", actor, error));
+        break;
+      case kRecordHiroEval: {
+        hiro::HiroEvalRecord e;
+        if (!hiro::decode_hiro_eval(rec.data, rec.length, &e, &error))
+          throw std::runtime_error(fmt::format("actor {} sent a bad eval record: {}", actor, error));
+        last_eval_ = e;
+        ++evals_;
+        best_success_ = std::max(best_success_, success_rate(e));
+        break;
+      }
+      default:
+        throw std::runtime_error(fmt::format("actor {} sent a record of type {}", actor, rec.type));
+    }
+  }
+  bool wants_records() const override { return queue_.size() < kMaxQueuedSteps; }
+  bool ready() const override { return !queue_.empty(); }
+  bool step() override {
+    // Initial collection: admit without updating.
+    if (steps_ < o_.initial_steps) {
+      while (!queue_.empty() && steps_ < o_.initial_steps) admit_front();
+      return false;
+    }
+    // One env step, one low-level update, a high-level update every high_every.
+    admit_front();
+    low_stats_ = learner_->update_low();
+    if (low_stats_.actor_step) low_q_ = -low_stats_.actor_loss;
+    ++low_;
+    if (low_ % o_.high_every == 0 && !learner_->high_replay().empty()) {
+      high_stats_ = learner_->update_high();
+      if (high_stats_.actor_step) high_q_ = -high_stats_.actor_loss;
+      ++high_;
+    }
+    return low_ % o_.publish_every == 0;
+  }
+  void write_blob(std::byte* dst) const override {
+    learner_->write_blob(reinterpret_cast<float*>(dst));  // the channel's buffers are 64-byte aligned
+  }
+  std::uint64_t budget_used() const override { return steps_; }
+  bool solved() const override { return evals_ > 0 && best_success_ >= o_.success_threshold; }
+
+  // --- state
+  void save(CheckpointWriter& out) const override {
+    ByteWriter& w = out.section(kHiroSection);
+    w.put(kHiroStateVersion);
+    w.put(steps_);
+    w.put(low_);
+    w.put(high_);
+    w.put(evals_);
+    w.put(last_eval_);
+    w.put(best_success_);
+    w.put(intrinsic_);
+    w.put_vector(per_actor_);
+    w.put<std::uint64_t>(queue_.size());
+    for (const QueuedStep& q : queue_) {
+      w.put(q.actor);
+      w.put_vector(q.bytes);
+    }
+    learner_->save(w);
+  }
+  void load(CheckpointReader& in) override {
+    ByteReader& b = in.section(kHiroSection);
+    b.expect(kHiroStateVersion, "hiro state version");
+    steps_ = b.get<std::uint64_t>();
+    low_ = b.get<std::uint64_t>();
+    high_ = b.get<std::uint64_t>();
+    evals_ = b.get<std::uint64_t>();
+    last_eval_ = b.get<hiro::HiroEvalRecord>();
+    best_success_ = b.get<double>();
+    intrinsic_ = b.get<double>();
+    const auto per_actor = b.get_vector<std::uint64_t>(kMaxActors);
+    std::copy_n(per_actor.begin(), std::min(per_actor.size(), per_actor_.size()), per_actor_.begin());
+    const auto queued = b.get<std::uint64_t>();
+    if (queued > kMaxQueuedSteps) b.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
+    queue_.clear();
+    for (std::uint64_t i = 0; i < queued; ++i) {
+      QueuedStep q;
+      q.actor = b.get<std::uint32_t>();
+      q.bytes = b.get_vector<std::byte>(kMaxQueuedRecordBytes);
+      std::string error;
+      if (!hiro::decode_transition(q.bytes.data(), static_cast<std::uint32_t>(q.bytes.size()),
+                                   o_.learner.transition_dims(), &view_, &error))
+        b.fail("queued step: " + error);
+      if (q.actor >= o_.actors) q.actor = 0;  // resumed with fewer actors: count it somewhere
+      queue_.push_back(std::move(q));
+    }
+    learner_->load(b);
+    b.expect_end();
+  }
+
+  // --- reporting
+  std::vector<std::string> metric_columns() const override {
+    return {"rep",          "env_steps",       "env_steps_per_s",   "low_updates",      "high_updates",
+            "low_per_step", "high_per_step",   "low_critic_loss",   "low_actor_loss",   "low_mean_q",
+            "high_critic_loss", "high_actor_loss", "high_mean_q",   "intrinsic_reward", "eval_success",
+            "eval_distance", "best_eval_success", "updates_per_s",  "lag_p50",          "lag_max",
+            "queued_steps"};
+  }
+  std::vector<double> metric_row(const DriverTick& t) const override {
+    return {static_cast<double>(t.rep), static_cast<double>(steps_), t.budget_per_s, static_cast<double>(low_),
+            static_cast<double>(high_), low_per_step(), high_per_step(), low_stats_.critic_loss,
+            low_stats_.actor_loss, low_q_, high_stats_.critic_loss, high_stats_.actor_loss, high_q_, intrinsic_,
+            evals_ > 0 ? success_rate(last_eval_) : 0.0, evals_ > 0 ? last_eval_.mean_final_distance : 0.0,
+            std::max(best_success_, 0.0), t.updates_per_s, static_cast<double>(t.lag_p50),
+            static_cast<double>(t.lag_max), static_cast<double>(queue_.size())};
+  }
+  std::vector<std::pair<std::string, std::string>> progress_fields(const DriverTick& t) const override {
+    return {{"rep", fmt::format("{}/{}", t.rep + 1, t.repetitions)},
+            {"steps", fmt::format("{}", steps_)},
+            {"steps/s", fmt::format("{:.0f}", t.budget_per_s)},
+            {"upd", fmt::format("{}/{}", low_, high_)},
+            {"Qlo", fmt::format("{:.3f}", low_q_)},
+            {"r_in", fmt::format("{:.3f}", intrinsic_)},
+            {"eval", evals_ > 0 ? fmt::format("{:.2f}", success_rate(last_eval_)) : std::string("-")},
+            {"lag", fmt::format("{}/{}", t.lag_p50, t.lag_max)}};
+  }
+  nlohmann::json result() const override {
+    return {{"env", o_.env},
+            {"goal_space", hiro::goal_space_name(o_.learner.goal_space.kind)},
+            {"relabel", o_.learner.relabel},
+            {"evals", evals_},
+            {"best_eval_success", evals_ > 0 ? best_success_ : 0.0},
+            {"final_eval_success", evals_ > 0 ? success_rate(last_eval_) : 0.0},
+            {"final_eval_distance", evals_ > 0 ? last_eval_.mean_final_distance : 0.0},
+            {"final_eval_env_steps", last_eval_.env_steps},
+            {"initial_steps", o_.initial_steps},
+            {"low_updates", low_},
+            {"high_updates", high_},
+            {"low_updates_per_env_step", low_per_step()},
+            {"high_updates_per_env_step", high_per_step()},
+            {"env_steps_per_actor", per_actor_}};
+  }
+  std::string describe_result() const override {
+    return fmt::format("{} env steps, {} low / {} high updates; eval success best {:.2f}, final {:.2f} ({} evals)",
+                       steps_, low_, high_, evals_ > 0 ? best_success_ : 0.0,
+                       evals_ > 0 ? success_rate(last_eval_) : 0.0, evals_);
+  }
+
+ private:
+  static double success_rate(const hiro::HiroEvalRecord& e) {
+    return e.episodes > 0 ? static_cast<double>(e.successes) / e.episodes : 0.0;
+  }
+  double low_per_step() const {
+    return steps_ > o_.initial_steps ? static_cast<double>(low_) / static_cast<double>(steps_ - o_.initial_steps) : 0.0;
+  }
+  double high_per_step() const {
+    return steps_ > o_.initial_steps ? static_cast<double>(high_) / static_cast<double>(steps_ - o_.initial_steps) : 0.0;
+  }
+  // Puts one env step into the low-level replay and counts it.
+  void admit(std::uint32_t actor, const std::byte* data, std::uint32_t bytes) {
+    std::string error;
+    if (!hiro::decode_transition(data, bytes, o_.learner.transition_dims(), &view_, &error) ||
+        !learner_->add_transition(data, bytes, &error))
+      throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
+    row_.resize(static_cast<std::size_t>(view_.count));
+    view_.copy_floats(row_.data());
+    const hiro::TransitionLayout L(o_.learner.transition_dims());
+    const float r = hiro::intrinsic_reward(row_.data() + L.s(), row_.data() + L.g(), row_.data() + L.s_next(), L.goal);
+    intrinsic_ = steps_ == 0 ? r : (1 - kIntrinsicEma) * intrinsic_ + kIntrinsicEma * r;
+    ++steps_;
+    if (actor < per_actor_.size()) ++per_actor_[actor];
+  }
+  void admit_front() {
+    QueuedStep& q = queue_.front();
+    admit(q.actor, q.bytes.data(), static_cast<std::uint32_t>(q.bytes.size()));
+    queue_.pop_front();
+  }
+
+  const HiroTrainOptions& o_;
+  std::unique_ptr<HiroLearner> learner_;
+  std::deque<QueuedStep> queue_;           // env steps waiting for the rate limiter (FIFO)
+  std::vector<std::uint64_t> per_actor_;   // env steps taken per collector
+  std::uint64_t steps_ = 0;                // env steps in the replay (the budget)
+  std::uint64_t low_ = 0, high_ = 0;       // updates this repetition
+  std::uint64_t evals_ = 0;
+  hiro::HiroEvalRecord last_eval_{};
+  double best_success_ = -1;
+  double intrinsic_ = 0;                   // running mean of the admitted steps' r_lo
+  HiroUpdateStats low_stats_, high_stats_;
+  double low_q_ = 0, high_q_ = 0;          // mean Q1(x, mu(x)) at the last actor step
+  hiro::TransitionView view_;
+  std::vector<float> row_;
+};
+
+}  // namespace
+
+void HiroTrainOptions::validate() const {
+  learner.validate();
+  if (actors < 1 || actors + (eval ? 1u : 0u) > kMaxActors)
+    throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors - 1));
+  if (high_every < 1) throw UsageError(fmt::format("high_every {}: expected >= 1", high_every));
+  if (publish_every < 1) throw UsageError(fmt::format("publish_every {}: expected >= 1", publish_every));
+  if (throttle_slack < 1) throw UsageError(fmt::format("throttle_slack {}: expected >= 1", throttle_slack));
+  if (eval && eval_every < 1) throw UsageError("eval_every 0: expected >= 1 (or eval=false)");
+  if (eval && eval_episodes < 1) throw UsageError("eval_episodes 0: expected >= 1");
+  if (!(success_threshold >= 0 && success_threshold <= 1))
+    throw UsageError(fmt::format("success_threshold {}: expected in [0, 1]", success_threshold));
+  if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
+  if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
+  if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
+}
+
+learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
+  o.validate();
+  learner::DriverOptions d;
+  d.run_dir = o.run_dir;
+  d.actors = o.actors + (o.eval ? 1 : 0);
+  d.repetitions = o.repetitions;
+  d.max_budget = o.max_env_steps;
+  d.max_seconds = o.max_seconds;
+  d.stop_on_success = o.stop_on_success;
+  d.checkpoint_every_s = o.checkpoint_every_s;
+  d.metrics_every_s = o.metrics_every_s;
+  d.seed = o.learner.seed;
+  d.config_path = o.config_path;
+  d.executable = o.executable;
+  d.resume = o.resume;
+  d.quiet = o.quiet;
+  d.run_id = o.run_id;
+  d.identity = {{"env", o.env},
+                {"goal_space", hiro::goal_space_name(o.learner.goal_space.kind)},
+                {"targets", o.targets},
+                {"relabel", o.learner.relabel},
+                {"max_env_steps", o.max_env_steps}};
+  HiroAlgorithm algo(o);
+  return learner::run_training(algo, d);
+}
+
+}  // namespace ringrl::td3

@@ -1,0 +1,67 @@
+// HIRO as an Algorithm of the run driver (learner/run_driver.h): `ringrl train hiro`.
+//
+// Contract:
+// * Records: Transition (one env step; the budget unit), MetaTransition and the evaluator's
+//   HiroEval record. A malformed record throws std::runtime_error naming the actor.
+// * Rate limiter (spec hiro.md §3, §7.3): the first initial_steps env steps go straight into
+//   the low-level replay with no update. After that, every step() admits exactly one queued
+//   env step and takes one low-level update, and one high-level update each time the low
+//   update count reaches a multiple of high_every, so low updates = env steps - initial and
+//   high updates = floor(low / high_every) at every moment the driver looks. Records that
+//   arrive ahead of the learner wait in a FIFO (never dropped, checkpointed with the state);
+//   actors that run ahead wait on it and on their rings; they never change the ratio. Meta
+//   transitions and eval records are taken on arrival.
+// * Publishing: the actor-nets blob (HiroLearner::write_blob) after every publish_every low
+//   updates. The learner version is the low update count.
+// * Evaluation: the last actor slot is the evaluator (kind "hiro-eval") when eval is on; its
+//   records give the metrics' eval columns and the result's best and final success. solved()
+//   is best eval success >= success_threshold; the driver stops on it only with
+//   stop_on_success (off by default for HIRO).
+// * State: HiroLearner (both agents, both replays, its stream) + counters + the queue.
+// * One thread (the driver's) uses an instance. Options are validated once (UsageError).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "learner/run_driver.h"
+#include "learner/td3/hiro_learner.h"
+
+namespace ringrl::td3 {
+
+inline constexpr std::uint64_t kDefaultInitialSteps = 2500;   // §3: 5 episodes x 500
+inline constexpr std::uint32_t kDefaultHighEvery = 10;        // §3: 1 high update per 10 env steps
+inline constexpr std::uint64_t kDefaultEvalEvery = 50000;     // §10.6
+inline constexpr std::uint32_t kDefaultEvalEpisodes = 50;     // §10.6
+
+struct HiroTrainOptions {
+  HiroOptions learner;                 // dims, boxes, TD3 hyperparameters, seed, device
+  std::string env;                     // identity: env name
+  std::string targets;                 // identity: single | multi
+  std::uint32_t actors = 1;            // collector processes
+  std::uint64_t initial_steps = kDefaultInitialSteps;
+  std::uint32_t high_every = kDefaultHighEvery;
+  std::uint32_t publish_every = 1;     // low updates between weight publications
+  std::uint32_t throttle_slack = 20;   // env steps an actor may run ahead of its share (ring sizing)
+  bool eval = true;                    // run the evaluator actor
+  std::uint64_t eval_every = kDefaultEvalEvery;
+  std::uint32_t eval_episodes = kDefaultEvalEpisodes;
+  double success_threshold = 1.0;      // solved() when best eval success >= this
+  bool stop_on_success = false;
+  std::uint64_t max_env_steps = 0;     // per repetition; 0 = unlimited
+  double max_seconds = 0;
+  std::uint32_t repetitions = 1;
+  double checkpoint_every_s = 30;
+  double metrics_every_s = 1;
+  std::string run_dir, config_path, executable, run_id;
+  bool resume = false;
+  bool quiet = false;
+
+  /// Throws UsageError naming the first bad value.
+  void validate() const;
+};
+
+/// Runs the training through the run driver; returns the driver's summary.
+learner::DriverSummary run_hiro_training(const HiroTrainOptions& options);
+
+}  // namespace ringrl::td3
