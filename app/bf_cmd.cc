@@ -234,9 +234,9 @@ void add_run(CLI::App& bf) {
   run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
   add_unsigned(*run, "--base", args->base, "Cell modulus", 1)->capture_default_str();
   run->add_option("--max-steps", args->max_steps,
-                  "Step limit, or 'none'. Any whole number is kept as spec §1.5 defines it: the limit "
-                  "is checked after each instruction, so 0 or a negative limit stops a program after "
-                  "its first instruction (step-limit); only a malformed number is refused")
+                  "Step limit, or 'none'. Values <= 0 keep spec §1.5's meaning (the limit is checked "
+                  "after each instruction, so the first one ends the run with step-limit); only a "
+                  "malformed number is refused")
       ->capture_default_str();
   run->add_flag("--require-correct-syntax", args->require_correct_syntax,
                 "Fail with syntax-error on unmatched brackets");

@@ -81,7 +81,7 @@ td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");
   (void)actors::parse_next_goal(get<std::string>(cfg, "next_goal"));
-  t.validate();
+  t.learner.validate();  // the rest once run_dir is known (run_hiro_training)
   return t;
 }
 

@@ -11,6 +11,7 @@
 
 #include "actors/hiro/hiro_actor.h"
 #include "app/actor_registry.h"
+#include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/hiro_config.h"
 #include "common/errors.h"
@@ -24,6 +25,8 @@ namespace fs = std::filesystem;
 constexpr int kInterruptedStatus = 130;
 constexpr int kBenchSteps = 2000;        // env steps and inferences timed by `bench hiro-actor`
 constexpr std::uint64_t kBenchSeed = 1;  // weights drawn for the benchmark
+constexpr std::uint32_t kMaxTrainActors = 255;     // --actors upper bound (one more slot is the evaluator's)
+constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 
 struct TrainCli {
   std::string env, goal, targets, correction, config, run_dir, device;
@@ -110,12 +113,13 @@ int run_bench(const std::string& config, const std::vector<std::string>& sets, b
   const actors::HiroActorOptions o = hiro_actor_options_from(resolve_hiro_config(config, sets));
   actors::HiroCollector collector(o);
   const hiro::ActorBlobLayout& layout = collector.nets().layout();
-  std::vector<float> blob(layout.num_floats());
+  std::vector<std::byte> blob(layout.channel_bytes());
+  write_blob_header(blob.data(), layout.blob());
+  auto* payload = reinterpret_cast<float*>(blob.data() + sizeof(BlobHeader));
   envs::Rng rng(kBenchSeed);
-  for (float& v : blob) v = static_cast<float>(rng.uniform(-0.05, 0.05));
-  hiro::write_actor_blob_header(layout, blob.data());
+  for (std::size_t i = 0; i < layout.blob().num_floats(); ++i) payload[i] = static_cast<float>(rng.uniform(-0.05, 0.05));
   std::string error;
-  if (!collector.nets().load(blob.data(), layout.num_bytes(), &error)) throw std::runtime_error(error);
+  if (!collector.nets().load(blob, &error)) throw std::runtime_error(error);
   const auto [env_us, inf_us] = collector.time_step_and_inference(kBenchSteps);
   if (json) {
     std::printf("%s\n", nlohmann::json{{"env", o.env},
@@ -144,11 +148,11 @@ void add_hiro_commands(CommandTree& tree) {
   hiro->add_option("--goal", c->goal, "Goal space: orig (15-dim) or xy (default: orig on the ant envs, else xy)");
   hiro->add_option("--targets", c->targets, "Training targets: single (fixed) or multi (random); default per env");
   hiro->add_option("--correction", c->correction, "Off-policy correction: sample, fun or none");
-  hiro->add_option("--actors", c->actors, "Collector processes (plus one evaluator)")->check(CLI::Range(1u, 255u));
-  hiro->add_option("--max-env-steps", c->max_env_steps, "Env-step budget per repetition (0 = unlimited)");
-  hiro->add_option("--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)");
-  hiro->add_option("--seed", c->seed, "Base seed (repetition r uses seed + r)");
-  hiro->add_option("--repetitions", c->repetitions, "Independent repetitions")->check(CLI::Range(1u, 100000u));
+  add_unsigned(*hiro, "--actors", c->actors, "Collector processes (plus one evaluator)", 1, kMaxTrainActors);
+  add_unsigned(*hiro, "--max-env-steps", c->max_env_steps, "Env-step budget per repetition (0 = unlimited)");
+  add_real(*hiro, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
+  add_unsigned(*hiro, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
+  add_unsigned(*hiro, "--repetitions", c->repetitions, "Independent repetitions", 1, kMaxRepetitions);
   hiro->add_option("--config", c->config, "Config file (default: configs/hiro.json)");
   hiro->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
   hiro->add_option("--run-dir", c->run_dir, "Run directory (default: runs/hiro-<env>-<time>)");

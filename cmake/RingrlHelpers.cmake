@@ -42,9 +42,25 @@ function(ringrl_add_test)
     add_dependencies(${A_NAME} ringrl)
   endif()
   ringrl_target_defaults(${A_NAME})
+  # Remembered for the aggregate targets (ringrl_tests, ringrl_concurrency_tests) that let a
+  # sanitizer build compile only what its tests need.
+  set_property(GLOBAL APPEND PROPERTY RINGRL_TEST_TARGETS ${A_NAME})
+  if("concurrency" IN_LIST A_LABELS)
+    set_property(GLOBAL APPEND PROPERTY RINGRL_CONCURRENCY_TEST_TARGETS ${A_NAME})
+  endif()
   set(props TIMEOUT ${A_TIMEOUT})
   if(A_LABELS)  # an empty LABELS value would swallow the next property name
     list(APPEND props LABELS "${A_LABELS}")
   endif()
   gtest_discover_tests(${A_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+endfunction()
+
+# ringrl_tests: every test binary (and the `ringrl` binary the CLI tests run);
+# ringrl_concurrency_tests: the ones labelled "concurrency" (what CI runs under TSan).
+# Call once, after every test was added.
+function(ringrl_add_test_aggregates)
+  get_property(all GLOBAL PROPERTY RINGRL_TEST_TARGETS)
+  get_property(conc GLOBAL PROPERTY RINGRL_CONCURRENCY_TEST_TARGETS)
+  add_custom_target(ringrl_tests DEPENDS ringrl ${all})
+  add_custom_target(ringrl_concurrency_tests DEPENDS ${conc})
 endfunction()

@@ -48,7 +48,7 @@ class RingSink final : public RecordSink {
     if (rt_.should_stop()) return false;
     if (rt_.refresh_weights(blob_)) {
       std::string error;
-      if (!collector_.nets().load(blob_.data(), blob_.size(), &error)) {
+      if (!collector_.nets().load(blob_, &error)) {
         spdlog::error("hiro actor {}: {}", o_.slot, error);
         bad_blob_ = true;
         return false;
@@ -110,7 +110,7 @@ bool load_first(ActorRuntime& rt, HiroCollector& c, std::vector<std::byte>& blob
     return false;
   }
   std::string error;
-  if (!c.nets().load(blob.data(), blob.size(), &error)) {
+  if (!c.nets().load(blob, &error)) {
     spdlog::error("hiro actor {}: {}", slot, error);
     *status = kExitBadBlob;
     return false;
@@ -139,14 +139,7 @@ hiro::ActorBlobShape HiroCollector::blob_shape(const HiroActorOptions& o) {
   const envs::EnvSpec spec = envs::maze::maze_env_spec(o.env, o.env_options);
   const envs::Box full = envs::maze::maze_subgoal_box(o.env, o.env_options);
   const hiro::GoalSpace gs = hiro::make_goal_space(o.goal_space, spec.obs_dim, full.low, full.high, o.env);
-  hiro::ActorBlobShape b;
-  b.meta_in = static_cast<std::uint32_t>(spec.obs_dim + spec.task.context_dim());
-  b.meta_out = static_cast<std::uint32_t>(gs.dim);
-  b.low_in = static_cast<std::uint32_t>(spec.obs_dim + gs.dim);
-  b.low_out = static_cast<std::uint32_t>(spec.action_dim);
-  b.hidden1 = b.hidden2 = static_cast<std::uint32_t>(o.hidden);
-  b.low_masked_inputs = gs.mask_xy ? static_cast<std::uint32_t>(hiro::kMaskedInputDims) : 0u;
-  return b;
+  return {spec.obs_dim + spec.task.context_dim(), gs.dim, spec.obs_dim + gs.dim, spec.action_dim, o.hidden, o.hidden};
 }
 
 HiroCollector::HiroCollector(const HiroActorOptions& o)
@@ -363,7 +356,7 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
     next = (at / o.eval_every + 1) * o.eval_every;
     if (rt.refresh_weights(blob)) {
       std::string error;
-      if (!collector.nets().load(blob.data(), blob.size(), &error)) {
+      if (!collector.nets().load(blob, &error)) {
         spdlog::error("hiro evaluator {}: {}", o.slot, error);
         return kExitBadBlob;
       }

@@ -1,9 +1,10 @@
 // Torch-free inference of the HIRO acting networks (spec hiro.md §4) on the actors' CPUs.
 //
-// Mlp: in -> h1 -> h2 -> out, ReLU hidden layers, then a = mid + half_range * tanh(.), with
-// the first `masked` inputs multiplied by 0 (ZERO_OBS); the same function as the learner's
-// td3::Actor. ActorNets holds the meta (high-level) and the low-level Mlp of one actor-nets
-// blob (common/hiro/actor_blob.h) and loads a blob only after check_actor_blob() accepted it.
+// Mlp: x * input_mask -> h1 -> h2 -> out, ReLU hidden layers, then
+// a = mid + half_range * tanh(.): the same function as the learner's td3::Actor (the mask
+// carries ZERO_OBS). ActorNets holds the meta (high-level) and the low-level Mlp of one
+// actor-nets blob (common/hiro/actor_blob.h) and loads a blob only after blob_payload()
+// (common/blob_layout.h) accepted its header: magic, fingerprint and size.
 //
 // Weights are copied out of the blob on load (the weight channel's buffer may change after
 // the call), so an instance is an immutable snapshot between loads. forward() does not
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -22,9 +24,9 @@ namespace ringrl::actors {
 class Mlp {
  public:
   /// Sizes from `m`; weights zero until load().
-  Mlp(const hiro::MlpOffsets& m, int masked_inputs);
-  /// Copies this network's tensors out of `blob` (floats at m's offsets).
-  void load(const float* blob);
+  explicit Mlp(const hiro::MlpOffsets& m);
+  /// Copies this network's tensors out of a blob payload (floats at m's offsets).
+  void load(const float* payload);
   /// out[out_dim] = the network at in[in_dim].
   void forward(const float* in, float* out) noexcept;
 
@@ -36,9 +38,8 @@ class Mlp {
   using Vector = Eigen::VectorXf;
 
   hiro::MlpOffsets m_;
-  int masked_;
   RowMatrix w1_, w2_, w3_;               // [h1 x in], [h2 x h1], [out x h2]
-  Vector b1_, b2_, b3_, mid_, half_range_;
+  Vector b1_, b2_, b3_, mask_, mid_, half_range_;
   Vector x_, h1_, h2_, o_;               // scratch
 };
 
@@ -48,9 +49,9 @@ class ActorNets {
   explicit ActorNets(const hiro::ActorBlobShape& shape);
 
   const hiro::ActorBlobLayout& layout() const noexcept { return layout_; }
-  /// Checks (check_actor_blob) and loads `bytes` bytes; false + *error (nothing loaded) when
-  /// the blob is of another layout or shape.
-  bool load(const void* blob, std::size_t bytes, std::string* error);
+  /// Checks (blob_payload) and loads a channel blob; false + *error (nothing loaded) when it
+  /// is of another layout or shape.
+  bool load(const std::vector<std::byte>& blob, std::string* error);
 
   /// Meta actor: (obs (+) G) -> goal inside the goal box.
   Mlp& meta() noexcept { return meta_; }

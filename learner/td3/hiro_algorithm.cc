@@ -51,7 +51,7 @@ class HiroAlgorithm final : public Algorithm {
            frame_bytes(sizeof(hiro::HiroEvalRecord));
   }
   std::size_t blob_bytes() const override {
-    return hiro::ActorBlobLayout(o_.learner.actor_blob_shape()).num_bytes();
+    return hiro::ActorBlobLayout(o_.learner.actor_blob_shape()).channel_bytes();
   }
   BudgetUnit budget_unit() const override { return BudgetUnit::kEnvSteps; }
   const char* budget_key() const override { return "env_steps"; }
@@ -75,7 +75,7 @@ class HiroAlgorithm final : public Algorithm {
     best_success_ = -1;
     intrinsic_ = 0;
     low_stats_ = high_stats_ = HiroUpdateStats{};
-    low_q_ = high_q_ = 0;
+    low_actor_loss_ = high_actor_loss_ = 0;
   }
   std::uint64_t version() const override { return low_; }
 
@@ -86,7 +86,8 @@ class HiroAlgorithm final : public Algorithm {
         if (!hiro::decode_transition(rec.data, rec.length, o_.learner.transition_dims(), &view_, &error))
           throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
         if (actor >= o_.actors) throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
-        if (queue_.empty() && steps_ < o_.initial_steps) {
+        const bool within_budget = o_.max_env_steps == 0 || steps_ < o_.max_env_steps;
+        if (queue_.empty() && steps_ < o_.initial_steps && within_budget) {
           admit(actor, rec.data, rec.length);  // initial collection: no update to wait for
         } else {
           queue_.push_back({actor, std::vector<std::byte>(rec.data, rec.data + rec.length)});
@@ -121,17 +122,17 @@ class HiroAlgorithm final : public Algorithm {
     // One env step, one low-level update, a high-level update every high_every.
     admit_front();
     low_stats_ = learner_->update_low();
-    if (low_stats_.actor_step) low_q_ = -low_stats_.actor_loss;
+    if (low_stats_.actor_step) low_actor_loss_ = low_stats_.actor_loss;
     ++low_;
     if (low_ % o_.high_every == 0 && !learner_->high_replay().empty()) {
       high_stats_ = learner_->update_high();
-      if (high_stats_.actor_step) high_q_ = -high_stats_.actor_loss;
+      if (high_stats_.actor_step) high_actor_loss_ = high_stats_.actor_loss;
       ++high_;
     }
     return low_ % o_.publish_every == 0;
   }
   void write_blob(std::byte* dst) const override {
-    learner_->write_blob(reinterpret_cast<float*>(dst));  // the channel's buffers are 64-byte aligned
+    learner_->write_blob(dst);
   }
   std::uint64_t budget_used() const override { return steps_; }
   bool solved() const override { return evals_ > 0 && best_success_ >= o_.success_threshold; }
@@ -196,7 +197,7 @@ class HiroAlgorithm final : public Algorithm {
   std::vector<double> metric_row(const DriverTick& t) const override {
     return {static_cast<double>(t.rep), static_cast<double>(steps_), t.budget_per_s, static_cast<double>(low_),
             static_cast<double>(high_), low_per_step(), high_per_step(), low_stats_.critic_loss,
-            low_stats_.actor_loss, low_q_, high_stats_.critic_loss, high_stats_.actor_loss, high_q_, intrinsic_,
+            low_actor_loss_, -low_actor_loss_, high_stats_.critic_loss, high_actor_loss_, -high_actor_loss_, intrinsic_,
             evals_ > 0 ? success_rate(last_eval_) : 0.0, evals_ > 0 ? last_eval_.mean_final_distance : 0.0,
             std::max(best_success_, 0.0), t.updates_per_s, static_cast<double>(t.lag_p50),
             static_cast<double>(t.lag_max), static_cast<double>(queue_.size())};
@@ -206,7 +207,7 @@ class HiroAlgorithm final : public Algorithm {
             {"steps", fmt::format("{}", steps_)},
             {"steps/s", fmt::format("{:.0f}", t.budget_per_s)},
             {"upd", fmt::format("{}/{}", low_, high_)},
-            {"Qlo", fmt::format("{:.3f}", low_q_)},
+            {"Qlo", fmt::format("{:.3f}", -low_actor_loss_)},
             {"r_in", fmt::format("{:.3f}", intrinsic_)},
             {"eval", evals_ > 0 ? fmt::format("{:.2f}", success_rate(last_eval_)) : std::string("-")},
             {"lag", fmt::format("{}/{}", t.lag_p50, t.lag_max)}};
@@ -274,7 +275,8 @@ class HiroAlgorithm final : public Algorithm {
   double best_success_ = -1;
   double intrinsic_ = 0;                   // running mean of the admitted steps' r_lo
   HiroUpdateStats low_stats_, high_stats_;
-  double low_q_ = 0, high_q_ = 0;          // mean Q1(x, mu(x)) at the last actor step
+  // Actor loss -mean Q1(x, mu(x)) at each level's last actor step (mean Q is its negative).
+  double low_actor_loss_ = 0, high_actor_loss_ = 0;
   hiro::TransitionView view_;
   std::vector<float> row_;
 };

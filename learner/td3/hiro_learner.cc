@@ -206,12 +206,12 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses) {
 
 namespace {
 
-// Copies one network's tensors into the blob at `m`'s offsets.
-void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* dst) {
+// Copies one network's tensors into the payload at `m`'s offsets.
+void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* payload) {
   torch::NoGradGuard no_grad;
-  const auto put = [dst](const torch::Tensor& t, std::size_t offset) {
+  const auto put = [payload](const torch::Tensor& t, std::size_t offset) {
     const auto host = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-    std::memcpy(dst + offset, host.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(host.numel()));
+    std::memcpy(payload + offset, host.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(host.numel()));
   };
   put(actor->fc1->weight, m.w1);
   put(actor->fc1->bias, m.b1);
@@ -219,22 +219,24 @@ void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* dst) {
   put(actor->fc2->bias, m.b2);
   put(actor->out->weight, m.w3);
   put(actor->out->bias, m.b3);
+  put(actor->mask, m.mask);
   put(actor->mid, m.mid);
   put(actor->half_range, m.half_range);
 }
 
 }  // namespace
 
-std::size_t HiroLearner::blob_floats() const noexcept {
-  return hiro::ActorBlobLayout(impl_->options.actor_blob_shape()).num_floats();
+std::size_t HiroLearner::blob_bytes() const {
+  return hiro::ActorBlobLayout(impl_->options.actor_blob_shape()).channel_bytes();
 }
 
-void HiroLearner::write_blob(float* dst) const {
+void HiroLearner::write_blob(std::byte* dst) const {
   const hiro::ActorBlobLayout layout(impl_->options.actor_blob_shape());
-  std::memset(dst, 0, layout.num_bytes());  // padding is 0
-  hiro::write_actor_blob_header(layout, dst);
-  write_actor(impl_->high.actor(), layout.meta(), dst);
-  write_actor(impl_->low.actor(), layout.low(), dst);
+  std::memset(dst, 0, layout.channel_bytes());  // padding is 0
+  write_blob_header(dst, layout.blob());
+  auto* payload = reinterpret_cast<float*>(dst + sizeof(BlobHeader));
+  write_actor(impl_->high.actor(), layout.meta(), payload);
+  write_actor(impl_->low.actor(), layout.low(), payload);
 }
 
 void HiroLearner::save(ByteWriter& out) const {

@@ -18,9 +18,9 @@
 //   (initial weights, target smoothing), all seeded from options.seed.
 // * save()/load(): both agents, both replays and the learner's stream; load() into a learner
 //   built with the same options gives bit-identical later updates.
-// * write_blob(): both online actors (meta, then low level) in the actor-nets blob layout
-//   (common/hiro/actor_blob.h) with its header; blob_floats() floats. Reads the device
-//   weights back to the host (a sync on CUDA).
+// * write_blob(): both online actors (meta, then low level) as a channel blob of the
+//   actor-nets layout (common/hiro/actor_blob.h): BlobHeader, then the tensors;
+//   blob_bytes() bytes. Reads the device weights back to the host (a sync on CUDA).
 // * Device: "auto" (cuda:0 when available, else cpu), "cpu" or "cuda:N"; rows are gathered
 //   on the host (pinned on CUDA) and copied to the device. One thread uses an instance;
 //   options are validated at construction (UsageError). Torch stays out of this header.
@@ -77,14 +77,7 @@ struct HiroOptions {
   }
   /// Shapes of the two acting networks in the actor-nets blob.
   hiro::ActorBlobShape actor_blob_shape() const noexcept {
-    hiro::ActorBlobShape b;
-    b.meta_in = static_cast<std::uint32_t>(obs_dim + context_dim);
-    b.meta_out = static_cast<std::uint32_t>(goal_space.dim);
-    b.low_in = static_cast<std::uint32_t>(obs_dim + goal_space.dim);
-    b.low_out = static_cast<std::uint32_t>(action_dim());
-    b.hidden1 = b.hidden2 = static_cast<std::uint32_t>(hidden);
-    b.low_masked_inputs = goal_space.mask_xy ? static_cast<std::uint32_t>(hiro::kMaskedInputDims) : 0u;
-    return b;
+    return {obs_dim + context_dim, goal_space.dim, obs_dim + goal_space.dim, action_dim(), hidden, hidden};
   }
   /// Throws UsageError naming the first bad value.
   void validate() const;
@@ -126,10 +119,10 @@ class HiroLearner {
   const FifoReplay& low_replay() const noexcept;
   const FifoReplay& high_replay() const noexcept;
 
-  /// Floats of the actor-nets blob.
-  std::size_t blob_floats() const noexcept;
-  /// Writes both online actors into `dst` (blob_floats() floats, header included).
-  void write_blob(float* dst) const;
+  /// Bytes of the actor-nets channel blob (header included).
+  std::size_t blob_bytes() const;
+  /// Writes both online actors into `dst` (blob_bytes() bytes, 64-byte aligned).
+  void write_blob(std::byte* dst) const;
 
   void save(ByteWriter& out) const;
   void load(ByteReader& in);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -233,6 +235,69 @@ TEST(Config, TypedGetters) {
   EXPECT_EQ(get<int64_t>(big, "n"), 5000000000);
   EXPECT_THROW(get<int>(big, "n"), UsageError);
   EXPECT_THROW(get<uint64_t>(big, "neg"), UsageError);
+}
+
+// An unsigned key refuses every value that is not a whole number in its range, with the
+// message of common/parse_number.h naming the key, the value as typed and the range.
+TEST(Config, UnsignedOverridesRefuseNegativesFractionsAndOverflow) {
+  const UnsignedKeys keys = {{"batch_size", 1, 4096}, {"seed"}};
+  const std::string kMax = "18446744073709551615";
+  struct Case {
+    std::string assignment, message;
+  };
+  const std::vector<Case> cases = {
+      {"batch_size=-1", "--set batch_size '-1': expected a whole number from 1 to 4096"},
+      {"batch_size=1.5", "--set batch_size '1.5': expected a whole number from 1 to 4096"},
+      {"batch_size=abc", "--set batch_size 'abc': expected a whole number from 1 to 4096"},
+      {"batch_size=0", "--set batch_size '0': expected a whole number from 1 to 4096"},
+      {"batch_size=4097", "--set batch_size '4097': expected a whole number from 1 to 4096"},
+      {"batch_size=1e30", "--set batch_size '1e30': expected a whole number from 1 to 4096"},
+      {"seed=-3", "--set seed '-3': expected a whole number from 0 to " + kMax},
+      {"seed=18446744073709551616", "--set seed '18446744073709551616': expected a whole number from 0 to " + kMax},
+      {"seed=\"7\"", "--set seed '\"7\"': expected a whole number from 0 to " + kMax},
+      {"seed=[1]", "--set seed '[1]': expected a whole number from 0 to " + kMax},
+  };
+  for (const Case& c : cases) {
+    Config cfg = json::parse(R"({"batch_size": 64, "seed": 0})");
+    const Config before = cfg;
+    EXPECT_EQ(usage_error([&] { apply_overrides(cfg, {c.assignment}, keys); }), c.message) << c.assignment;
+    EXPECT_EQ(cfg, before) << c.assignment;
+  }
+  // In range, including an integral float (`2e3`) and spaces JSON allows around a number.
+  Config cfg = json::parse(R"({"batch_size": 64, "seed": 0})");
+  apply_overrides(cfg, {"batch_size=2e3", "seed=" + kMax}, keys);
+  EXPECT_EQ(get_unsigned(cfg, keys[0]), 2000u);
+  EXPECT_EQ(get_unsigned(cfg, keys[1]), std::numeric_limits<std::uint64_t>::max());
+  apply_overrides(cfg, {"batch_size= 8"}, keys);
+  EXPECT_EQ(get_unsigned<int>(cfg, keys[0]), 8);
+  // Keys outside the table keep the plain strict rules.
+  Config other = json::parse(R"({"batch_size": 64, "offset": 0})");
+  apply_overrides(other, {"offset=-2"}, keys);
+  EXPECT_EQ(get<int>(other, "offset"), -2);
+}
+
+TEST(Config, UnsignedGettersRefuseFileValues) {
+  const UnsignedKey batch{"batch_size", 1, 4096};
+  const std::string suffix = "': expected a whole number from 1 to 4096";
+  for (const char* text : {"-1", "1.5", "\"abc\"", "18446744073709551616", "1e30", "64.0", "0", "null"}) {
+    const Config cfg = json::parse(std::string(R"({"batch_size": )") + text + "}");
+    EXPECT_EQ(usage_error([&] { get_unsigned(cfg, batch); }),
+              "config key batch_size '" + cfg["batch_size"].dump() + suffix)
+        << text;
+    EXPECT_EQ(usage_error([&] { check_unsigned(cfg, {batch}); }),
+              "config key batch_size '" + cfg["batch_size"].dump() + suffix)
+        << text;
+  }
+  const Config cfg = json::parse(R"({"batch_size": 64, "big": 5000000000})");
+  EXPECT_EQ(get_unsigned<int>(cfg, batch), 64);
+  check_unsigned(cfg, {batch, {"absent"}});  // a key the config does not have is not checked
+  // The range is cut to what the target type holds.
+  EXPECT_EQ(usage_error([&] { get_unsigned<std::uint32_t>(cfg, {"big"}); }),
+            "config key big '5000000000': expected a whole number from 0 to 4294967295");
+  EXPECT_EQ(usage_error([&] { get_unsigned(cfg, {"absent"}); }), "config key 'absent' is missing");
+  // get<unsigned T> words its refusals the same way.
+  EXPECT_EQ(usage_error([&] { get<std::uint32_t>(json::parse(R"({"n": -1})"), "n"); }),
+            "config key n '-1': expected a whole number from 0 to 4294967295");
 }
 
 // configs/pqt.json: the program-synthesis trainer's defaults and the paper's presets.
