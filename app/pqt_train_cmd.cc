@@ -72,6 +72,7 @@ int run_train(const TrainCli& c) {
   spdlog::info("train: task {}, mode {}, {} actor(s), run directory {}", t.task,
                learner::train_mode_name(t.learner.mode), t.actors, run_dir);
   const learner::TrainSummary s = learner::run_pqt_training(t);
+  if (s.already_done) return 0;  // the driver said so in one line
   for (const auto& r : s.repetitions) {
     std::printf("repetition %u: %s  npe=%llu  steps=%llu  %.1f s  best_reward=%.4f\n", r.global_rep,
                 r.found_solution ? "SOLVED" : "not solved", static_cast<unsigned long long>(r.npe),

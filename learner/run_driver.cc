@@ -171,6 +171,11 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   Clock::time_point first_record{};
   std::uint64_t budget_before_first = 0;
   bool actors_started = false;
+  // Budget used by this invocation: completed repetitions plus the running one's progress
+  // (algorithms may count it on arrival, PQT, or when a record enters training, HIRO).
+  std::uint64_t budget_done = 0, rep_budget_start = 0;
+  bool in_rep = false;
+  auto budget_now = [&] { return budget_done + (in_rep ? algo.budget_used() - rep_budget_start : 0); };
 
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
     if (done_reps.count(rep) != 0) continue;
@@ -183,6 +188,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
                    budget_key, algo.version());
     }
     checkpoint.reset();
+    rep_budget_start = algo.budget_used();
+    in_rep = true;
 
     // Version bookkeeping: channel version floor + k was published at learner version
     // published[k]; older channel versions belong to the previous repetition.
@@ -220,9 +227,16 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       write_state(checkpoint_path, algo, run_meta(false));
       last_checkpoint = Clock::now();
     };
+    // Drains the rings round-robin, starting one ring later on each pass, so that an
+    // algorithm that takes only so many records (a rate limiter) hears every actor in turn.
+    std::uint32_t first_ring = 0;
     auto drain = [&] {
       std::uint64_t got = 0;
-      for (std::uint32_t i = 0; i < readers.size(); ++i) {
+      const auto n = static_cast<std::uint32_t>(readers.size());
+      const std::uint32_t start = first_ring;
+      first_ring = (first_ring + 1) % n;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const std::uint32_t i = (start + k) % n;
         RecordView rec;
         for (std::uint32_t k = 0; k < kMaxDrainPerRing; ++k) {
           if (!algo.wants_records()) return got;
@@ -235,11 +249,9 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
             const std::uint64_t made_with = published[std::min<std::uint64_t>(idx, published.size() - 1)];
             if (first_record == Clock::time_point{}) {
               first_record = Clock::now();
-              budget_before_first = summary.budget;
+              budget_before_first = budget_now();
             }
-            const std::uint64_t before = algo.budget_used();
             algo.on_record(i, rec, made_with);
-            summary.budget += algo.budget_used() - before;
             const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
             if (lags.size() < kMaxLagSamples) lags.push_back(lag);
             if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
@@ -300,6 +312,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       if (o.checkpoint_every_s > 0 && std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
         write_checkpoint();
     }
+    budget_done = budget_now();
+    in_rep = false;
     if (shutdown_requested() && !stop_rep) {
       write_checkpoint();
       summary.interrupted = true;
@@ -325,11 +339,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
                  (run_dir / final_model_file_name(rep)).string());
   }
   progress.finish();
+  summary.budget = budget_now();
   summary.seconds = seconds_since(train_t0);
   summary.budget_per_s = summary.seconds > 0 ? static_cast<double>(summary.budget) / summary.seconds : 0;
   if (first_record != Clock::time_point{}) {
     const double steady = seconds_since(first_record);
-    const std::uint64_t counted = summary.budget - budget_before_first;
+    const std::uint64_t counted = summary.budget - budget_before_first;  // the first one started the clock
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;

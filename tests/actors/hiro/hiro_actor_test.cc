@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/blob_layout.h"
 #include "common/hiro/actor_blob.h"
 #include "common/hiro/transition_record.h"
 #include "common/run_segment.h"
@@ -37,18 +38,22 @@ HiroActorOptions small_options(NextGoal next = NextGoal::kEmitted) {
   return o;
 }
 
-// A valid blob of `shape` with pseudo-random weights.
-std::vector<float> random_blob(const hiro::ActorBlobShape& shape, std::uint64_t seed) {
+// A valid channel blob of `shape` with pseudo-random weights, no masking and a unit box.
+std::vector<std::byte> random_blob(const hiro::ActorBlobShape& shape, std::uint64_t seed) {
   const hiro::ActorBlobLayout layout(shape);
-  std::vector<float> blob(layout.num_floats());
+  std::vector<std::byte> blob(layout.channel_bytes());
+  write_blob_header(blob.data(), layout.blob());
+  auto* payload = reinterpret_cast<float*>(blob.data() + sizeof(BlobHeader));
   envs::Rng rng(seed);
-  for (float& v : blob) v = static_cast<float>(rng.uniform(-kWeightScale, kWeightScale));
-  for (const hiro::MlpOffsets* m : {&layout.meta(), &layout.low()})
-    for (std::uint32_t j = 0; j < m->out; ++j) {
-      blob[m->mid + j] = 0.f;
-      blob[m->half_range + j] = 1.f;
+  for (std::size_t i = 0; i < layout.blob().num_floats(); ++i)
+    payload[i] = static_cast<float>(rng.uniform(-kWeightScale, kWeightScale));
+  for (const hiro::MlpOffsets* m : {&layout.meta(), &layout.low()}) {
+    for (int j = 0; j < m->in; ++j) payload[m->mask + static_cast<std::size_t>(j)] = 1.f;
+    for (int j = 0; j < m->out; ++j) {
+      payload[m->mid + static_cast<std::size_t>(j)] = 0.f;
+      payload[m->half_range + static_cast<std::size_t>(j)] = 1.f;
     }
-  hiro::write_actor_blob_header(layout, blob.data());
+  }
   return blob;
 }
 
@@ -75,9 +80,9 @@ struct Decoded {
 
 TEST(HiroCollector, OneKinematicEpisodeGives500StepsAnd50AlignedSegments) {
   HiroCollector c(small_options());
-  const std::vector<float> blob = random_blob(HiroCollector::blob_shape(small_options()), 3);
+  const std::vector<std::byte> blob = random_blob(HiroCollector::blob_shape(small_options()), 3);
   std::string error;
-  ASSERT_TRUE(c.nets().load(blob.data(), blob.size() * sizeof(float), &error)) << error;
+  ASSERT_TRUE(c.nets().load(blob, &error)) << error;
   MemorySink sink;
   ASSERT_TRUE(c.run_episode(/*episode=*/0, sink));
   ASSERT_EQ(sink.low.size(), static_cast<std::size_t>(kEpisodeSteps));
@@ -142,9 +147,9 @@ TEST(HiroCollector, OneKinematicEpisodeGives500StepsAnd50AlignedSegments) {
 TEST(HiroCollector, PaperVariantStoresHAtDecisionBoundaries) {
   const HiroActorOptions o = small_options(NextGoal::kTransition);
   HiroCollector c(o);
-  const std::vector<float> blob = random_blob(HiroCollector::blob_shape(o), 3);
+  const std::vector<std::byte> blob = random_blob(HiroCollector::blob_shape(o), 3);
   std::string error;
-  ASSERT_TRUE(c.nets().load(blob.data(), blob.size() * sizeof(float), &error)) << error;
+  ASSERT_TRUE(c.nets().load(blob, &error)) << error;
   MemorySink sink;
   ASSERT_TRUE(c.run_episode(0, sink));
   const envs::EnvSpec& spec = c.spec();
@@ -161,9 +166,9 @@ TEST(HiroCollector, PaperVariantStoresHAtDecisionBoundaries) {
 
 TEST(HiroCollector, EvaluationIsDeterministicAndJudgesTheFinalStep) {
   HiroCollector c(small_options());
-  const std::vector<float> blob = random_blob(HiroCollector::blob_shape(small_options()), 5);
+  const std::vector<std::byte> blob = random_blob(HiroCollector::blob_shape(small_options()), 5);
   std::string error;
-  ASSERT_TRUE(c.nets().load(blob.data(), blob.size() * sizeof(float), &error)) << error;
+  ASSERT_TRUE(c.nets().load(blob, &error)) << error;
   const std::vector<float>& target = c.spec().task.primary_target();
   std::vector<EvalPoint> a, b;
   const EvalEpisode e1 = c.eval_episode(11, target.data(), [&](const EvalPoint& p) { a.push_back(p); });
@@ -177,29 +182,28 @@ TEST(HiroCollector, EvaluationIsDeterministicAndJudgesTheFinalStep) {
 }
 
 TEST(ActorBlob, AnotherShapeOrLayoutIsRefused) {
-  hiro::ActorBlobShape shape = HiroCollector::blob_shape(small_options());
+  const hiro::ActorBlobShape shape = HiroCollector::blob_shape(small_options());
   ActorNets nets(shape);
   std::string error;
-  const std::vector<float> good = random_blob(shape, 1);
-  EXPECT_TRUE(nets.load(good.data(), good.size() * sizeof(float), &error)) << error;
+  const std::vector<std::byte> good = random_blob(shape, 1);
+  EXPECT_TRUE(nets.load(good, &error)) << error;
 
   hiro::ActorBlobShape other = shape;
   other.hidden1 = other.hidden2 = kHidden * 2;
-  const std::vector<float> wide = random_blob(other, 1);
-  EXPECT_FALSE(nets.load(wide.data(), wide.size() * sizeof(float), &error));
+  EXPECT_FALSE(nets.load(random_blob(other, 1), &error));
   EXPECT_NE(error.find("fingerprint"), std::string::npos) << error;
-
   other = shape;
-  other.low_masked_inputs = 2;  // same sizes, another function
-  const std::vector<float> masked = random_blob(other, 1);
-  ASSERT_EQ(masked.size(), good.size());
-  EXPECT_FALSE(nets.load(masked.data(), masked.size() * sizeof(float), &error));
+  other.meta_out = shape.meta_out + 1;
+  EXPECT_FALSE(nets.load(random_blob(other, 1), &error)) << "another goal dim";
 
-  std::vector<float> bad_magic = good;
-  bad_magic[0] = 1.0f;
-  EXPECT_FALSE(nets.load(bad_magic.data(), bad_magic.size() * sizeof(float), &error));
+  std::vector<std::byte> bad_magic = good;
+  bad_magic[0] ^= std::byte{1};
+  EXPECT_FALSE(nets.load(bad_magic, &error));
   EXPECT_NE(error.find("magic"), std::string::npos) << error;
-  EXPECT_FALSE(nets.load(good.data(), 8, &error)) << "shorter than the header";
+  std::vector<std::byte> cut = good;
+  cut.resize(cut.size() - sizeof(float) * 16);
+  EXPECT_FALSE(nets.load(cut, &error)) << "the right header on a truncated payload";
+  EXPECT_FALSE(nets.load(std::vector<std::byte>(8), &error)) << "shorter than the header";
 }
 
 TEST(ActorBlob, AnActorProcessRefusesAMismatchedBlobWithOneLineAndExitStatus) {
@@ -210,8 +214,8 @@ TEST(ActorBlob, AnActorProcessRefusesAMismatchedBlobWithOneLineAndExitStatus) {
   RunSegment seg = RunSegment::create(testing::unique_run_id("hiro-blob"), lo);
   hiro::ActorBlobShape other = HiroCollector::blob_shape(small_options());
   other.hidden1 = other.hidden2 = kHidden + 16;
-  const std::vector<float> wrong = random_blob(other, 2);
-  WeightWriter(seg.weights()).publish(wrong.data(), wrong.size() * sizeof(float));
+  const std::vector<std::byte> wrong = random_blob(other, 2);
+  WeightWriter(seg.weights()).publish(wrong.data(), wrong.size());
   const pid_t pid = fork();
   if (pid == 0) {
     HiroActorOptions o = small_options();

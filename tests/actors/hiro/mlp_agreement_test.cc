@@ -25,11 +25,11 @@ void expect_agreement(const std::string& env, hiro::GoalSpaceKind kind, int hidd
   o.device = "cpu";
   o.seed = 9;
   td3::HiroLearner learner(o);
-  std::vector<float> blob(learner.blob_floats());
+  std::vector<std::byte> blob(learner.blob_bytes());
   learner.write_blob(blob.data());
   actors::ActorNets nets(o.actor_blob_shape());
   std::string error;
-  ASSERT_TRUE(nets.load(blob.data(), blob.size() * sizeof(float), &error)) << error;
+  ASSERT_TRUE(nets.load(blob, &error)) << error;
 
   torch::manual_seed(4);
   struct Net {
@@ -71,11 +71,11 @@ TEST(MlpAgreement, TrainedWeightsStillAgree) {
     torch::NoGradGuard no_grad;
     for (auto& p : learner.low_agent().actor()->parameters()) p.uniform_(-0.5, 0.5);
   }
-  std::vector<float> blob(learner.blob_floats());
+  std::vector<std::byte> blob(learner.blob_bytes());
   learner.write_blob(blob.data());
   actors::ActorNets nets(o.actor_blob_shape());
   std::string error;
-  ASSERT_TRUE(nets.load(blob.data(), blob.size() * sizeof(float), &error)) << error;
+  ASSERT_TRUE(nets.load(blob, &error)) << error;
   torch::NoGradGuard no_grad;
   const auto x = torch::randn({kInputs, nets.low().in_dim()});
   const auto y = learner.low_agent().actor()->forward(x).contiguous();
