@@ -293,7 +293,7 @@ TEST_F(TrainPqt, BadInputIsOneClearLine) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   r = run({"train", "pqt", "--task", "reverse", "--set", "batch_size=abc", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(r.status), 2);
-  EXPECT_NE(r.err.find("batch_size=abc"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("batch_size 'abc'"), std::string::npos) << r.err;
   r = run({"train", "pqt", "--task", "reverse", "--mode", "nosuch", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(r.status), 2);
   EXPECT_NE(r.err.find("pg+pqt"), std::string::npos) << "presets listed: " << r.err;
