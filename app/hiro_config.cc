@@ -1,9 +1,13 @@
 #include "app/hiro_config.h"
 
+#include <cstdint>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "app/pqt_config.h"
 #include "common/errors.h"
+#include "common/run_segment.h"
 #include "common/runfiles/config.h"
 
 namespace ringrl::app {
@@ -12,12 +16,31 @@ namespace {
 using runfiles::get;
 
 constexpr const char* kAuto = "auto";
+constexpr std::uint64_t kIntMax = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+
+// Every unsigned integer setting of configs/hiro.json and the whole numbers it accepts: the
+// file, each --set and the resolved config are checked against this one table before
+// anything starts (common/runfiles/config.h).
+const runfiles::UnsignedKeys& unsigned_keys() {
+  static const runfiles::UnsignedKeys keys = {
+      {"meta_period", 1, kIntMax},     {"hidden", 1, kIntMax},         {"batch_size", 1, kIntMax},
+      {"update_period", 1, kIntMax},   {"replay_capacity", 1, kU64Max}, {"seed", 0, kU64Max},
+      {"actors", 1, kMaxActors},       {"initial_steps", 0, kU64Max},  {"high_every", 1, kU32Max},
+      {"publish_every", 1, kU32Max},   {"throttle_slack", 0, kU32Max}, {"eval_every", 1, kU64Max},
+      {"eval_episodes", 1, kU32Max},   {"max_env_steps", 0, kU64Max},  {"repetitions", 1, kU32Max},
+  };
+  return keys;
+}
 
 }  // namespace
 
 nlohmann::json resolve_hiro_config(const std::string& file, const std::vector<std::string>& overrides) {
   nlohmann::json cfg = runfiles::load_config(file.empty() ? config_dir() + "/hiro.json" : file);
-  runfiles::apply_overrides(cfg, overrides);
+  runfiles::check_unsigned(cfg, unsigned_keys());  // the file as written
+  runfiles::apply_overrides(cfg, overrides, unsigned_keys());
+  runfiles::check_unsigned(cfg, unsigned_keys());
   return cfg;
 }
 

@@ -1,4 +1,6 @@
-// `ringrl profile learner`: the PQT learner alone on sampled batches, with a Chrome trace.
+// `ringrl profile learner`: one learner alone on synthetic data, with a Chrome trace: PQT
+// (--algo pqt, the default) on sampled batches, or HIRO (--algo hiro) on replays filled by the
+// collector loop.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -8,7 +10,9 @@
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
+#include "app/hiro_config.h"
 #include "app/pqt_config.h"
+#include "bench/hiro/hiro_bench.h"
 #include "bench/pqt/npe_bench.h"
 #include "common/errors.h"
 #include "common/weight_channel.h"
@@ -23,14 +27,68 @@ namespace {
 constexpr int kProfileSyntheticBatches = 8;  // distinct sampled batches cycled through
 
 struct ProfileCli {
-  std::string mode = "pqt", task = "reverse", device = "auto", trace, config;
+  std::string algo = "pqt", mode = "pqt", task = "reverse", env = "kinematic-maze", device = "auto", trace, config;
   std::vector<std::string> sets;
   int steps = 100;
 };
 
+// A 64-byte aligned weight channel for blobs of `blob_bytes` bytes.
+struct ProfileChannel {
+  explicit ProfileChannel(std::size_t blob_bytes)
+      : bytes(weight_channel_bytes(blob_bytes)),
+        memory(static_cast<std::byte*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free),
+        writer(init_weight_channel(memory.get(), blob_bytes)) {}
+  std::size_t bytes;
+  std::unique_ptr<std::byte, decltype(&std::free)> memory;
+  WeightWriter writer;
+};
+
+std::string device_line(const std::string& dev) {
+  return dev.rfind("cuda", 0) == 0
+             ? learner::describe_cuda_device(dev.size() > 5 ? std::stoi(dev.substr(5)) : 0)
+             : (learner::built_with_cuda() ? "cpu (CUDA build, no device visible)" : "cpu (LibTorch without CUDA)");
+}
+
+// HIRO: `steps` low-level updates, a high-level update (with its relabel pass) every
+// high_every of them, a publish after every publish_every, as the training wing schedules them.
+void run_hiro_profile(const ProfileCli& c) {
+  std::vector<std::string> sets{"env=" + c.env, "device=" + c.device};
+  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
+  const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
+  const td3::HiroTrainOptions t = hiro_train_options_from(cfg);
+  learner::set_torch_threads();
+  td3::HiroLearner learner(t.learner);
+  bench::fill_replays(learner, hiro_actor_options_from(cfg), t.initial_steps);
+  const std::size_t blob_bytes = learner.blob_bytes();
+  std::unique_ptr<std::byte, decltype(&std::free)> blob(
+      static_cast<std::byte*>(std::aligned_alloc(64, (blob_bytes + 63) / 64 * 64)), &std::free);
+  ProfileChannel channel(blob_bytes);
+  const std::string dev = bench::hiro_learner_device(learner);
+
+  learner::PhaseProfiler profiler;
+  profiler.set_device_sync(bench::hiro_device_sync(learner));
+  for (int s = 1; s <= c.steps; ++s) {
+    learner.update_low(/*read_losses=*/true, &profiler);
+    if (s % static_cast<int>(t.high_every) == 0) learner.update_high(/*read_losses=*/true, &profiler);
+    if (s % static_cast<int>(t.publish_every) == 0) {
+      auto scope = learner::profile_scope(&profiler, learner::Phase::kPublish);
+      learner.write_blob(blob.get());
+      channel.writer.publish(blob.get(), blob_bytes);
+    }
+  }
+  profiler.write_chrome_trace(c.trace);
+  std::printf("profile learner: hiro, %d low / %d high updates, env %s (%s), device %s, B=%d hidden=%d, relabel %s\n%s",
+              c.steps, c.steps / static_cast<int>(t.high_every), t.env.c_str(),
+              hiro::goal_space_name(t.learner.goal_space.kind), device_line(dev).c_str(), t.learner.batch_size,
+              t.learner.hidden, t.learner.relabel.c_str(), profiler.summary_table().c_str());
+  std::printf("trace: %s (open in Perfetto or chrome://tracing)\n", c.trace.c_str());
+}
+
 void run_profile(const ProfileCli& c) {
   if (c.trace.empty()) throw UsageError("--trace FILE is required: expected the Chrome trace output path");
   if (c.steps < 1) throw UsageError(fmt::format("--steps {}: expected at least 1", c.steps));
+  if (c.algo == "hiro") return run_hiro_profile(c);
+  if (c.algo != "pqt") throw UsageError(fmt::format("--algo {}: expected pqt or hiro", c.algo));
   std::vector<std::string> sets{"task=" + c.task, "device=" + c.device};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
@@ -59,11 +117,7 @@ void run_profile(const ProfileCli& c) {
     }
   }
   profiler.write_chrome_trace(c.trace);
-  const std::string dev = learner.device();
-  const std::string dev_line =
-      dev.rfind("cuda", 0) == 0
-          ? learner::describe_cuda_device(dev.size() > 5 ? std::stoi(dev.substr(5)) : 0)
-          : (learner::built_with_cuda() ? "cpu (CUDA build, no device visible)" : "cpu (LibTorch without CUDA)");
+  const std::string dev_line = device_line(learner.device());
   std::printf("profile learner: %d steps, mode %s, device %s, B=%d T=%d\n%s", c.steps,
               learner::train_mode_name(learner.options().mode), dev_line.c_str(), learner.options().batch_size,
               learner.options().max_len, profiler.summary_table().c_str());
@@ -73,13 +127,15 @@ void run_profile(const ProfileCli& c) {
 void add_profile_commands(CommandTree& tree) {
   CLI::App* profile = &tree.profile;
   auto p = std::make_shared<ProfileCli>();
-  CLI::App* pl = profile->add_subcommand("learner", "Run the learner alone on sampled batches; write a Chrome trace");
-  pl->add_option("--mode", p->mode, "pqt, pg, pg+pqt (config preset)")->capture_default_str();
-  pl->add_option("--task", p->task, "Task whose rewards the batches carry")->capture_default_str();
-  add_unsigned(*pl, "--steps", p->steps, "Learner steps", 1)->capture_default_str();
+  CLI::App* pl = profile->add_subcommand("learner", "Run the learner alone on synthetic data; write a Chrome trace");
+  pl->add_option("--algo", p->algo, "pqt or hiro")->capture_default_str();
+  pl->add_option("--mode", p->mode, "pqt: pqt, pg, pg+pqt (config preset)")->capture_default_str();
+  pl->add_option("--task", p->task, "pqt: task whose rewards the batches carry")->capture_default_str();
+  pl->add_option("--env", p->env, "hiro: maze env whose collector fills the replays")->capture_default_str();
+  add_unsigned(*pl, "--steps", p->steps, "Learner steps (hiro: low-level updates)", 1)->capture_default_str();
   pl->add_option("--device", p->device, "auto, cpu or cuda:N")->capture_default_str();
   pl->add_option("--trace", p->trace, "Chrome trace output (JSON)")->required();
-  pl->add_option("--config", p->config, "Config file (default: configs/pqt.json)");
+  pl->add_option("--config", p->config, "Config file (default: configs/pqt.json or configs/hiro.json)");
   pl->add_option("--set", p->sets, "Override a config key (repeatable)");
   pl->callback([p] { run_profile(*p); });
 

@@ -1,24 +1,12 @@
 #include "common/actor_launch.h"
 
-#include <cerrno>
-#include <cstdlib>
-
 #include "common/errors.h"
+#include "common/parse_number.h"
 
 namespace ringrl {
 namespace {
 
 constexpr const char* kActorRole = "actor";  // the subcommand of the actor role
-
-
-std::uint64_t parse_u64(const std::string& flag, const std::string& text, std::uint64_t max) {
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || text[0] == '+' || *end != '\0' || errno == ERANGE || v > max)
-    throw UsageError(flag + " '" + text + "': expected a whole number from 0 to " + std::to_string(max));
-  return v;
-}
 
 }  // namespace
 
@@ -50,10 +38,10 @@ ActorLaunch ActorLaunch::parse(const std::vector<std::string>& args) {
       l.segment = value;
       have_segment = true;
     } else if (flag == "--slot") {
-      l.slot = static_cast<std::uint32_t>(parse_u64(flag, value, UINT32_MAX));
+      l.slot = static_cast<std::uint32_t>(parse_unsigned(value, flag, 0, UINT32_MAX));
       have_slot = true;
     } else if (flag == "--seed") {
-      l.seed = parse_u64(flag, value, UINT64_MAX);
+      l.seed = parse_unsigned(value, flag, 0, UINT64_MAX);
     } else if (flag == "--config") {
       l.config_path = value;
     } else if (flag == "--param") {

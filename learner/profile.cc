@@ -22,6 +22,11 @@ const char* phase_name(Phase phase) {
     case Phase::kBackward: return "backward";
     case Phase::kOptimizer: return "optimizer";
     case Phase::kPublish: return "publish";
+    case Phase::kSample: return "sample";
+    case Phase::kRelabel: return "relabel";
+    case Phase::kCritic: return "critic";
+    case Phase::kActor: return "actor";
+    case Phase::kTarget: return "target";
     case Phase::kCount: break;
   }
   return "?";

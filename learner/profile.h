@@ -31,6 +31,12 @@ enum class Phase : int {
   kBackward,        // autograd backward
   kOptimizer,       // clipping, RMSProp, baseline update, queue push
   kPublish,         // parameters -> flat blob -> weight channel
+  // TD3 / HIRO (learner/td3): one update's phases
+  kSample,          // replay rows drawn, gathered on the host, copied to the device, batch built
+  kRelabel,         // high level: the off-policy goal correction (spec hiro.md §9)
+  kCritic,          // target Q, critic loss, backward, Adam step of both critics
+  kActor,           // actor loss, backward, Adam step (every update_period-th update)
+  kTarget,          // soft update of the target networks
   kCount
 };
 inline constexpr int kNumPhases = static_cast<int>(Phase::kCount);

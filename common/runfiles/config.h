@@ -61,7 +61,7 @@ nlohmann::json parse_override_value(std::string_view text);
 
 /// An unsigned integer setting and the whole numbers it accepts (both ends included).
 struct UnsignedKey {
-  std::string_view key;  // dotted
+  std::string_view key;  // dotted; names text that outlives the key (a string literal)
   std::uint64_t min = 0;
   std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
 };

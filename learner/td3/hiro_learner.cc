@@ -170,38 +170,50 @@ bool HiroLearner::add_meta_transition(const std::byte* data, std::uint32_t bytes
   return true;
 }
 
-HiroUpdateStats HiroLearner::update_low(bool read_losses) {
+HiroUpdateStats HiroLearner::update_low(bool read_losses, learner::PhaseProfiler* profiler) {
   Impl& m = *impl_;
   if (m.low_replay.empty()) throw UsageError("hiro: update_low() before any low-level transition was added");
   const hiro::TransitionLayout L(m.options.transition_dims());
-  const auto rows = m.sample_rows(m.low_replay);
-  const auto s = rows.narrow(1, L.s(), L.obs);
-  const auto a = rows.narrow(1, L.a(), L.act);
-  const auto s_next = rows.narrow(1, L.s_next(), L.obs);
-  const auto g = rows.narrow(1, L.g(), L.goal);
-  const auto g_next = rows.narrow(1, L.g_next(), L.goal);
-  Td3Batch batch{torch::cat({s, g}, 1), a, intrinsic_reward(s, g, s_next), torch::cat({s_next, g_next}, 1)};
-  return read_stats(m.low.update(batch), read_losses);
+  Td3Batch batch;
+  {
+    auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
+    const auto rows = m.sample_rows(m.low_replay);
+    const auto s = rows.narrow(1, L.s(), L.obs);
+    const auto a = rows.narrow(1, L.a(), L.act);
+    const auto s_next = rows.narrow(1, L.s_next(), L.obs);
+    const auto g = rows.narrow(1, L.g(), L.goal);
+    const auto g_next = rows.narrow(1, L.g_next(), L.goal);
+    batch = Td3Batch{torch::cat({s, g}, 1), a, intrinsic_reward(s, g, s_next), torch::cat({s_next, g_next}, 1)};
+  }
+  return read_stats(m.low.update(batch, profiler), read_losses);
 }
 
-HiroUpdateStats HiroLearner::update_high(bool read_losses) {
+HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfiler* profiler) {
   Impl& m = *impl_;
   if (m.high_replay.empty()) throw UsageError("hiro: update_high() before any meta transition was added");
   const hiro::MetaTransitionLayout L(m.options.meta_transition_dims());
   const std::int64_t B = m.options.batch_size;
-  const auto rows = m.sample_rows(m.high_replay);
   RelabelBatch rb;
-  rb.s = rows.narrow(1, L.s(), L.obs);
-  rb.s_next = rows.narrow(1, L.s_next(), L.obs);
-  rb.g = rows.narrow(1, L.g(), L.goal);
-  rb.states = rows.narrow(1, L.low_states(), L.steps * L.obs).reshape({B, L.steps, L.obs});
-  rb.actions = rows.narrow(1, L.low_actions(), L.steps * L.act).reshape({B, L.steps, L.act});
-  Actor& low_actor = m.low.actor();
-  const RelabelResult relabelled =
-      m.relabeller.relabel(rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng);
-  Td3Batch batch{torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1), relabelled.goals,
-                 rows.select(1, L.reward()), torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1)};
-  return read_stats(m.high.update(batch), read_losses);
+  Td3Batch batch;  // its action, the relabelled goal, comes below
+  {
+    auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
+    const auto rows = m.sample_rows(m.high_replay);
+    rb.s = rows.narrow(1, L.s(), L.obs);
+    rb.s_next = rows.narrow(1, L.s_next(), L.obs);
+    rb.g = rows.narrow(1, L.g(), L.goal);
+    rb.states = rows.narrow(1, L.low_states(), L.steps * L.obs).reshape({B, L.steps, L.obs});
+    rb.actions = rows.narrow(1, L.low_actions(), L.steps * L.act).reshape({B, L.steps, L.act});
+    batch.x = torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1);
+    batch.r = rows.select(1, L.reward());
+    batch.x_next = torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1);
+  }
+  {
+    auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
+    Actor& low_actor = m.low.actor();
+    batch.a =
+        m.relabeller.relabel(rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng).goals;
+  }
+  return read_stats(m.high.update(batch, profiler), read_losses);
 }
 
 namespace {

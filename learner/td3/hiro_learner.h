@@ -36,6 +36,7 @@
 #include "common/hiro/actor_blob.h"
 #include "common/hiro/goal_space.h"
 #include "common/hiro/transition_record.h"
+#include "learner/profile.h"
 #include "learner/td3/defaults.h"
 
 namespace ringrl::envs::maze {
@@ -109,9 +110,10 @@ class HiroLearner {
   bool add_meta_transition(const std::byte* data, std::uint32_t bytes, std::string* error);
 
   /// One low-level TD3 update. `read_losses` = false skips the host read-back (no sync).
-  HiroUpdateStats update_low(bool read_losses = true);
-  /// One high-level TD3 update with relabelling.
-  HiroUpdateStats update_high(bool read_losses = true);
+  /// With `profiler`, its phases (sample, critic, actor, target) are recorded there.
+  HiroUpdateStats update_low(bool read_losses = true, learner::PhaseProfiler* profiler = nullptr);
+  /// One high-level TD3 update with relabelling (phases: sample, relabel, critic, actor, target).
+  HiroUpdateStats update_high(bool read_losses = true, learner::PhaseProfiler* profiler = nullptr);
 
   const HiroOptions& options() const noexcept;
   Td3Agent& low_agent() noexcept;

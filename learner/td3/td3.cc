@@ -217,25 +217,34 @@ torch::Tensor Td3Agent::act(const torch::Tensor& x) {
   return actor_->forward(x);
 }
 
-Td3Stats Td3Agent::update(const Td3Batch& batch) { return update(batch, draw_normal(batch.x.size(0))); }
+Td3Stats Td3Agent::update(const Td3Batch& batch, learner::PhaseProfiler* profiler) {
+  return update(batch, torch::Tensor(), profiler);
+}
 
-Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps) {
+Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learner::PhaseProfiler* profiler) {
   Td3Stats stats;
   // Critics: one Adam step on the mean Huber loss of both against the shared target.
-  const auto y = target_q(batch.r, batch.x_next, eps);
-  const auto closs = critic_loss(batch.x, batch.a, y);
-  critic_opt_->zero_grad();
-  closs.backward();
-  critic_opt_->step();
-  stats.critic_loss = closs.detach();
+  {
+    auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
+    const auto y = target_q(batch.r, batch.x_next, eps.defined() ? eps : draw_normal(batch.x.size(0)));
+    const auto closs = critic_loss(batch.x, batch.a, y);
+    critic_opt_->zero_grad();
+    closs.backward();
+    critic_opt_->step();
+    stats.critic_loss = closs.detach();
+  }
   // Actor and targets: every update_period-th update from counter 0; a true skip otherwise.
   if (counter_ % options_.update_period == 0) {
-    const auto aloss = actor_loss(batch.x);
-    actor_opt_->zero_grad();
-    aloss.backward();
-    actor_opt_->step();
+    {
+      auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+      const auto aloss = actor_loss(batch.x);
+      actor_opt_->zero_grad();
+      aloss.backward();
+      actor_opt_->step();
+      stats.actor_loss = aloss.detach();
+    }
+    auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
     soft_update();
-    stats.actor_loss = aloss.detach();
     stats.actor_step = true;
   }
   ++counter_;

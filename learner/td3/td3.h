@@ -22,6 +22,8 @@
 // * save()/load(): networks, targets, both Adam states, the counter and the Td3Rng, through
 //   ByteWriter / ByteReader; load() into an agent built with the same options gives
 //   bit-identical later updates. A checkpoint of another shape throws CorruptData.
+// * Profiling: with a PhaseProfiler (learner/profile.h), update() records its phases critic,
+//   actor and target; null (the default) records nothing.
 // * One thread uses an instance. Options are validated once (UsageError).
 #pragma once
 
@@ -33,6 +35,7 @@
 
 #include "common/byte_codec.h"
 #include "learner/td3/defaults.h"
+#include "learner/profile.h"
 #include "learner/td3/rng.h"
 
 namespace ringrl::td3 {
@@ -111,10 +114,12 @@ class Td3Agent {
   Td3Agent(const Td3Agent&) = delete;
   Td3Agent& operator=(const Td3Agent&) = delete;
 
-  /// One TD3 update (file comment) with smoothing noise from the agent's Td3Rng.
-  Td3Stats update(const Td3Batch& batch);
-  /// The same with the standard-normal draws `eps` [B, action_dim] given (tests).
-  Td3Stats update(const Td3Batch& batch, const torch::Tensor& eps);
+  /// One TD3 update (file comment) with smoothing noise from the agent's Td3Rng; phases go to
+  /// `profiler` when it is not null.
+  Td3Stats update(const Td3Batch& batch, learner::PhaseProfiler* profiler = nullptr);
+  /// The same with the standard-normal draws `eps` [B, action_dim] given (tests); an
+  /// undefined `eps` draws them from the agent's Td3Rng.
+  Td3Stats update(const Td3Batch& batch, const torch::Tensor& eps, learner::PhaseProfiler* profiler = nullptr);
 
   /// y = r + gamma * min(Q1_targ, Q2_targ)(x', mu_targ(x') + clip(sigma * eps, -c, c)), no grad.
   torch::Tensor target_q(const torch::Tensor& r, const torch::Tensor& x_next, const torch::Tensor& eps);
