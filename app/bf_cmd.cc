@@ -209,12 +209,10 @@ Json run_request(const Json& req, double timeout_s) {
   if (req.contains("base")) options.base = json_int(req.at("base"), "base");
   if (req.contains("max_steps")) {
     const Json& m = req.at("max_steps");
-    options.max_steps =
-        m.is_null() ? std::nullopt : std::optional<std::int64_t>(json_int(m, "max_steps"));
+    options.max_steps = m.is_null() ? std::nullopt : std::optional<std::int64_t>(json_int(m, "max_steps"));
   }
   if (req.contains("require_correct_syntax")) {
-    options.require_correct_syntax =
-        json_bool(req.at("require_correct_syntax"), "require_correct_syntax");
+    options.require_correct_syntax = json_bool(req.at("require_correct_syntax"), "require_correct_syntax");
   }
   Cells init_memory;
   if (req.contains("init_memory")) init_memory = json_cells(req.at("init_memory"), "init_memory");
@@ -227,10 +225,9 @@ void add_run(CLI::App& bf) {
   CLI::App* run = bf.add_subcommand("run",
                                     "Run one BF program (or a --jsonl stream) and print "
                                     "output, success, failure_reason, steps, memory");
-  CLI::Option* code =
-      run->add_option("code", args->code,
-                      "Program text, or @FILE (its one trailing newline is dropped); put "
-                      "options first and `--` before a program that looks like an option");
+  CLI::Option* code = run->add_option("code", args->code,
+                                      "Program text, or @FILE (its one trailing newline is dropped); put "
+                                      "options first and `--` before a program that looks like an option");
   run->add_option("--input", args->input, "Input values, comma-separated (e.g. 1,2,3)");
   add_unsigned(*run, "--base", args->base, "Cell modulus", 1)->capture_default_str();
   run->add_option("--max-steps", args->max_steps,
@@ -240,10 +237,8 @@ void add_run(CLI::App& bf) {
       ->capture_default_str();
   run->add_flag("--require-correct-syntax", args->require_correct_syntax,
                 "Fail with syntax-error on unmatched brackets");
-  add_real(*run, "--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)", 0)
-      ->capture_default_str();
-  run->add_flag("--jsonl", args->jsonl,
-                "Read {code,input,base,max_steps,require_correct_syntax} lines from stdin");
+  add_real(*run, "--timeout", args->timeout_s, "Wall-clock limit in seconds (0: none)", 0)->capture_default_str();
+  run->add_flag("--jsonl", args->jsonl, "Read {code,input,base,max_steps,require_correct_syntax} lines from stdin");
   run->allow_extras();
   run->callback([args, code, run] {
     take_code_from_extras(*run, *code, args->code);
@@ -292,8 +287,7 @@ class ScorerCache {
 
 void add_score(CLI::App& bf) {
   auto args = std::make_shared<ScoreArgs>();
-  CLI::App* score =
-      bf.add_subcommand("score", "Score a program on a task: total_reward, correct, reason");
+  CLI::App* score = bf.add_subcommand("score", "Score a program on a task: total_reward, correct, reason");
   score->add_option("--task", args->task, "Task name (see `ringrl bf tasks`)");
   score->add_option("--variant", args->variant, "paper | simplify")->capture_default_str();
   CLI::Option* code = score->add_option("code", args->code, "Program text, or @FILE");
@@ -309,10 +303,9 @@ void add_score(CLI::App& bf) {
         if (!req.is_object()) throw UsageError("expected a JSON object");
         if (!req.contains("task")) throw UsageError("missing \"task\"");
         if (!req.contains("code")) throw UsageError("missing \"code\"");
-        const bf::Variant variant =
-            req.contains("variant") && !req.at("variant").is_null()
-                ? bf::parse_variant(json_string(req.at("variant"), "variant"))
-                : bf::Variant::kPaper;
+        const bf::Variant variant = req.contains("variant") && !req.at("variant").is_null()
+                                        ? bf::parse_variant(json_string(req.at("variant"), "variant"))
+                                        : bf::Variant::kPaper;
         bf::Scorer& scorer = cache.get(json_string(req.at("task"), "task"), variant);
         return score_json(scorer.score(json_string(req.at("code"), "code")));
       });
@@ -334,8 +327,7 @@ void add_cases(CLI::App& bf) {
                                       "Print a task's test cases as JSON "
                                       "[[input, output], ...] in scoring order");
   cases->add_option("--task", *task, "Task name")->required();
-  cases->add_option("--variant", *variant, "paper | simplify (cases are the same)")
-      ->capture_default_str();
+  cases->add_option("--variant", *variant, "paper | simplify (cases are the same)")->capture_default_str();
   cases->callback([task, variant] {
     bf::parse_variant(*variant);
     const bf::Task t = bf::make_task_cases(*task);
@@ -358,9 +350,8 @@ void add_tasks(CLI::App& bf) {
                         {"paper", t.paper},
                         {"description", std::string(t.description)}});
       } else {
-        std::printf("%-19s base %3lld  %3zu cases  %s%s\n", std::string(t.name).c_str(),
-                    static_cast<long long>(t.base), t.num_cases, std::string(t.description).c_str(),
-                    t.paper ? "" : "  [not in paper]");
+        std::printf("%-19s base %3lld  %3zu cases  %s%s\n", std::string(t.name).c_str(), static_cast<long long>(t.base),
+                    t.num_cases, std::string(t.description).c_str(), t.paper ? "" : "  [not in paper]");
       }
     }
   });
@@ -371,19 +362,16 @@ void add_tasks(CLI::App& bf) {
 void add_bench(CLI::App& bench) {
   auto options = std::make_shared<bench::BfBenchOptions>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd =
-      bench.add_subcommand("bf",
-                           "Random 100-token programs scored per second on one core, and raw BF "
-                           "instructions per second on long-running programs");
+  CLI::App* cmd = bench.add_subcommand("bf",
+                                       "Random 100-token programs scored per second on one core, and raw BF "
+                                       "instructions per second on long-running programs");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->add_option("--task", options->task, "Task to score on")->capture_default_str();
-  add_unsigned(*cmd, "--programs", options->programs, "Random programs to score", 1)
-      ->capture_default_str();
+  add_unsigned(*cmd, "--programs", options->programs, "Random programs to score", 1)->capture_default_str();
   add_unsigned(*cmd, "--seed", options->seed, "Program generator seed")->capture_default_str();
   cmd->add_flag("--baseline", options->baseline,
                 "Also score programs with scripts/bf_reference.py (Python) for the speed-up");
-  add_unsigned(*cmd, "--baseline-programs", options->baseline_programs,
-               "Programs given to the Python reference")
+  add_unsigned(*cmd, "--baseline-programs", options->baseline_programs, "Programs given to the Python reference")
       ->capture_default_str();
   cmd->add_option("--python", options->python, "Python interpreter")->capture_default_str();
   cmd->add_option("--reference", options->reference_script, "Path of bf_reference.py");
@@ -410,8 +398,8 @@ void add_bench(CLI::App& bench) {
     }
     std::printf("bf scorer (%s, paper settings, 1 core): %.0f programs/s (%.1f%% step-limited)\n",
                 options->task.c_str(), r.programs_per_s, 100.0 * r.step_limited_fraction);
-    std::printf("bf long-running programs: %.3g instructions/s fast, %.3g plain\n",
-                r.instructions_per_s, r.plain_instructions_per_s);
+    std::printf("bf long-running programs: %.3g instructions/s fast, %.3g plain\n", r.instructions_per_s,
+                r.plain_instructions_per_s);
     if (r.baseline_programs_per_s) {
       std::printf(
           "python reference: %.0f programs/s; C++ on the same programs %.0f/s; "

@@ -30,7 +30,9 @@ struct ShowCli {
 };
 
 void run_show(const ShowCli& c) {
-  if (!fs::is_regular_file(c.file)) throw UsageError(fmt::format("checkpoint '{}' is not a file: expected a checkpoint.bin or model-rep<R>.ckpt", c.file));
+  if (!fs::is_regular_file(c.file))
+    throw UsageError(
+        fmt::format("checkpoint '{}' is not a file: expected a checkpoint.bin or model-rep<R>.ckpt", c.file));
   CheckpointReader in(c.file, "");
   nlohmann::json out = {{"file", c.file}, {"algorithm", in.algorithm()}, {"format_version", in.format_version()}};
   nlohmann::json sections = nlohmann::json::object();
@@ -47,15 +49,18 @@ void run_show(const ShowCli& c) {
   const fs::path config = fs::path(c.file).parent_path() / "config.json";
   if (in.algorithm() == "pqt" && fs::exists(config)) {
     const auto learner = learner::load_pqt_model(in, learner_options_from(runfiles::load_config(config)));
-    out["model"] = {{"loaded", true}, {"version", learner->version()},
-                    {"parameters", learner->layout().num_parameters()}, {"queue", learner->queue().size()}};
+    out["model"] = {{"loaded", true},
+                    {"version", learner->version()},
+                    {"parameters", learner->layout().num_parameters()},
+                    {"queue", learner->queue().size()}};
   }
   if (c.json) {
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s: %s checkpoint, format version %u\n", c.file.c_str(), in.algorithm().c_str(), in.format_version());
     for (const auto& [name, bytes] : sections.items())
-      std::printf("  section %-8s %llu bytes\n", name.c_str(), static_cast<unsigned long long>(bytes.get<std::uint64_t>()));
+      std::printf("  section %-8s %llu bytes\n", name.c_str(),
+                  static_cast<unsigned long long>(bytes.get<std::uint64_t>()));
     if (out.contains("run")) std::printf("  run: %s\n", out["run"].dump().c_str());
     if (out.contains("model")) std::printf("  model: %s\n", out["model"].dump().c_str());
   }

@@ -61,10 +61,9 @@ std::string range_text(N min, N max) {
 
 /// Adds option `name` storing a whole number in [min, max] into `target` (see the contract).
 template <class T>
-CLI::Option* add_unsigned(CLI::App& app, const std::string& name, T& target, const std::string& help,
-                          std::uint64_t min = 0,
-                          std::uint64_t max = static_cast<std::uint64_t>(
-                              std::numeric_limits<cli_numbers_detail::ElementT<T>>::max())) {
+CLI::Option* add_unsigned(
+    CLI::App& app, const std::string& name, T& target, const std::string& help, std::uint64_t min = 0,
+    std::uint64_t max = static_cast<std::uint64_t>(std::numeric_limits<cli_numbers_detail::ElementT<T>>::max())) {
   using N = cli_numbers_detail::ElementT<T>;
   static_assert(std::is_integral_v<N> && !std::is_same_v<N, bool>, "add_unsigned: integral targets only");
   if (min > max || max > static_cast<std::uint64_t>(std::numeric_limits<N>::max())) {

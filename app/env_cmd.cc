@@ -78,12 +78,15 @@ void run_list(bool json) {
       act = spec.action_dim;
     }
     if (json) {
-      all.push_back({{"env", info.name}, {"obs_dim", obs}, {"action_dim", act},
-                     {"mujoco", info.mujoco}, {"available", available},
+      all.push_back({{"env", info.name},
+                     {"obs_dim", obs},
+                     {"action_dim", act},
+                     {"mujoco", info.mujoco},
+                     {"available", available},
                      {"description", info.description}});
     } else {
-      std::printf("%-16s obs %2d  act %d  %s%s\n", info.name.c_str(), obs, act,
-                  info.description.c_str(), available ? "" : " (not built: no MuJoCo)");
+      std::printf("%-16s obs %2d  act %d  %s%s\n", info.name.c_str(), obs, act, info.description.c_str(),
+                  available ? "" : " (not built: no MuJoCo)");
     }
   }
   if (json) std::printf("%s\n", all.dump().c_str());
@@ -114,8 +117,7 @@ void run_rollout(const RolloutOptions& o) {
   const auto begin_episode = [&] {
     env->reset(o.seed + static_cast<std::uint64_t>(episodes), obs);
     if (csv.is_open())
-      maze::write_trajectory_row(
-          csv, {episodes, 0, obs[0], obs[1], 0.0, spec.task.distance(obs, env->context())});
+      maze::write_trajectory_row(csv, {episodes, 0, obs[0], obs[1], 0.0, spec.task.distance(obs, env->context())});
     ++episodes;
   };
 
@@ -127,12 +129,10 @@ void run_rollout(const RolloutOptions& o) {
         action[i] = static_cast<float>(policy.uniform(spec.action.low[i], spec.action.high[i]));
     const envs::StepResult r = env->step(action, obs);
     if (csv.is_open())
-      maze::write_trajectory_row(
-          csv, {episodes - 1, r.info.t, obs[0], obs[1], r.reward, r.info.distance});
+      maze::write_trajectory_row(csv, {episodes - 1, r.info.t, obs[0], obs[1], r.reward, r.info.distance});
     if (r.done() && k + 1 < o.steps) begin_episode();
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double steps_per_s = o.steps / seconds;
   if (csv.is_open()) {
     csv.close();
@@ -148,10 +148,10 @@ void run_rollout(const RolloutOptions& o) {
     j["episodes"] = episodes;
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s: %ld steps, %d episode(s), %.0f steps/s, final (x, y) = (%.3f, %.3f), "
-                "distance to G %.3f\n",
-                o.env.c_str(), o.steps, episodes, steps_per_s, obs[0], obs[1],
-                spec.task.distance(obs, env->context()));
+    std::printf(
+        "%s: %ld steps, %d episode(s), %.0f steps/s, final (x, y) = (%.3f, %.3f), "
+        "distance to G %.3f\n",
+        o.env.c_str(), o.steps, episodes, steps_per_s, obs[0], obs[1], spec.task.distance(obs, env->context()));
   }
 }
 
@@ -164,8 +164,8 @@ void run_render(const RenderCmdOptions& o) {
   maze::RenderOptions options;
   options.pixels_per_cell = o.px_per_cell;
   maze::render_maze_png(o.out, layout, task, traj, options);
-  std::printf("wrote %s (%s, %d x %d cells of %g units, %zu trajectory points)\n", o.out.c_str(),
-              o.env.c_str(), layout.cols(), layout.rows(), layout.scale(), traj.size());
+  std::printf("wrote %s (%s, %d x %d cells of %g units, %zu trajectory points)\n", o.out.c_str(), o.env.c_str(),
+              layout.cols(), layout.rows(), layout.scale(), traj.size());
 }
 
 void run_bench(const BenchCmdOptions& o) {
@@ -183,10 +183,9 @@ void run_bench(const BenchCmdOptions& o) {
   }
   std::printf("%s: %.0f env steps/s", r.env.c_str(), r.env_steps_per_s);
   if (r.bare_physics_steps_per_s)
-    std::printf(", bare mj_step %.0f /s, frame skip %d, efficiency %.3f",
-                *r.bare_physics_steps_per_s, r.frame_skip, *r.efficiency);
-  std::printf(" (one core, random actions, %s clock)\n",
-              r.clock == bench::BenchClock::kWall ? "wall" : "thread CPU");
+    std::printf(", bare mj_step %.0f /s, frame skip %d, efficiency %.3f", *r.bare_physics_steps_per_s, r.frame_skip,
+                *r.efficiency);
+  std::printf(" (one core, random actions, %s clock)\n", r.clock == bench::BenchClock::kWall ? "wall" : "thread CPU");
 }
 
 void add_env_commands(CommandTree& tree) {
@@ -220,16 +219,15 @@ void add_env_commands(CommandTree& tree) {
   render->callback([rd] { run_render(*rd); });
 
   auto bo = std::make_shared<BenchCmdOptions>();
-  CLI::App* b = bench_parent.add_subcommand(
-      "env", "Env steps/s with random actions, and bare mj_step/s of the same model");
+  CLI::App* b =
+      bench_parent.add_subcommand("env", "Env steps/s with random actions, and bare mj_step/s of the same model");
   b->add_option("--env", bo->bench.env, "Environment name")->required();
   add_real(*b, "--seconds", bo->bench.seconds, "Total measuring time", 0);
   add_unsigned(*b, "--steps", bo->bench.steps,
                "Fixed work instead of --seconds: env steps per round (bare: x frame skip)");
   add_unsigned(*b, "--rounds", bo->bench.rounds, "Alternations of the env and physics phases", 1);
   add_unsigned(*b, "--seed", bo->bench.seed, "Seed of the action table and resets");
-  b->add_option("--clock", bo->clock,
-                "cpu: this thread's CPU time (default; robust to other load), or wall");
+  b->add_option("--clock", bo->clock, "cpu: this thread's CPU time (default; robust to other load), or wall");
   b->add_flag("--json", bo->json, "Print one JSON object");
   b->callback([bo] { run_bench(*bo); });
 }

@@ -23,10 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kMaxSideSeconds = 5.0;   // actor-only and each learner side: at most this long
-constexpr double kSideFraction = 0.25;    // ... or this fraction of --seconds
-constexpr double kMetricsEveryS = 0.5;    // metrics rows of the end-to-end run (its rate's resolution)
-constexpr int kGemmSize = 2048;           // the peak GEMM: n x n fp32
+constexpr double kMaxSideSeconds = 5.0;  // actor-only and each learner side: at most this long
+constexpr double kSideFraction = 0.25;   // ... or this fraction of --seconds
+constexpr double kMetricsEveryS = 0.5;   // metrics rows of the end-to-end run (its rate's resolution)
+constexpr int kGemmSize = 2048;          // the peak GEMM: n x n fp32
 constexpr int kGemmReps = 3;
 constexpr double kGiga = 1e9;
 
@@ -40,9 +40,14 @@ struct HiroBenchCli {
 
 void run_hiro_bench(const HiroBenchCli& c) {
   if (!(c.seconds > 0)) throw UsageError(fmt::format("--seconds {}: expected a positive number", c.seconds));
-  std::vector<std::string> sets{"env=" + c.env, fmt::format("actors={}", c.actors), "max_env_steps=0",
-                                "stop_on_success=false", "repetitions=1", fmt::format("max_seconds={}", c.seconds),
-                                "checkpoint_every_s=0", fmt::format("metrics_every_s={}", kMetricsEveryS),
+  std::vector<std::string> sets{"env=" + c.env,
+                                fmt::format("actors={}", c.actors),
+                                "max_env_steps=0",
+                                "stop_on_success=false",
+                                "repetitions=1",
+                                fmt::format("max_seconds={}", c.seconds),
+                                "checkpoint_every_s=0",
+                                fmt::format("metrics_every_s={}", kMetricsEveryS),
                                 "eval=false"};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
@@ -90,8 +95,10 @@ void run_hiro_bench(const HiroBenchCli& c) {
   const double bound = peak / flops.per_env_step;
 
   const auto timing = [](const bench::Td3Timing& x) {
-    return nlohmann::json{{"low_update_ms", x.low_ms},       {"high_update_ms", x.high_ms},
-                          {"relabel_ms", x.relabel_ms},      {"low_updates", x.low_updates},
+    return nlohmann::json{{"low_update_ms", x.low_ms},
+                          {"high_update_ms", x.high_ms},
+                          {"relabel_ms", x.relabel_ms},
+                          {"low_updates", x.low_updates},
                           {"high_updates", x.high_updates}};
   };
   const nlohmann::json out = {

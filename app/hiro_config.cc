@@ -25,11 +25,11 @@ constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 // anything starts (common/runfiles/config.h).
 const runfiles::UnsignedKeys& unsigned_keys() {
   static const runfiles::UnsignedKeys keys = {
-      {"meta_period", 1, kIntMax},     {"hidden", 1, kIntMax},         {"batch_size", 1, kIntMax},
-      {"update_period", 1, kIntMax},   {"replay_capacity", 1, kU64Max}, {"seed", 0, kU64Max},
-      {"actors", 1, kMaxActors},       {"initial_steps", 0, kU64Max},  {"high_every", 1, kU32Max},
-      {"publish_every", 1, kU32Max},   {"throttle_slack", 0, kU32Max}, {"eval_every", 1, kU64Max},
-      {"eval_episodes", 1, kU32Max},   {"max_env_steps", 0, kU64Max},  {"repetitions", 1, kU32Max},
+      {"meta_period", 1, kIntMax},   {"hidden", 1, kIntMax},          {"batch_size", 1, kIntMax},
+      {"update_period", 1, kIntMax}, {"replay_capacity", 1, kU64Max}, {"seed", 0, kU64Max},
+      {"actors", 1, kMaxActors},     {"initial_steps", 0, kU64Max},   {"high_every", 1, kU32Max},
+      {"publish_every", 1, kU32Max}, {"throttle_slack", 0, kU32Max},  {"eval_every", 1, kU64Max},
+      {"eval_episodes", 1, kU32Max}, {"max_env_steps", 0, kU64Max},   {"repetitions", 1, kU32Max},
   };
   return keys;
 }
@@ -50,8 +50,8 @@ HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg) {
   const envs::maze::MazeEnvInfo& info = envs::maze::maze_env_info(c.env);  // UsageError lists the names
   const bool ant = info.mujoco && c.env != "point-maze";
   const std::string goal = get<std::string>(cfg, "goal_space");
-  c.goal_space = goal == kAuto ? (ant ? hiro::GoalSpaceKind::kOrig : hiro::GoalSpaceKind::kXy)
-                               : hiro::parse_goal_space(goal);
+  c.goal_space =
+      goal == kAuto ? (ant ? hiro::GoalSpaceKind::kOrig : hiro::GoalSpaceKind::kXy) : hiro::parse_goal_space(goal);
   const bool maze_kind = info.maze == envs::maze::MazeKind::kMaze;
   c.targets = get<std::string>(cfg, "targets");
   if (c.targets == kAuto) c.targets = maze_kind ? "multi" : "single";

@@ -27,8 +27,8 @@ nlohmann::json resolve_hiro_config(const std::string& file, const std::vector<st
 struct HiroEnvChoice {
   std::string env;
   hiro::GoalSpaceKind goal_space = hiro::GoalSpaceKind::kXy;
-  std::string targets;                    // single | multi
-  bool fixed_target = false;              // Maze kinds on single: the actor sets the target
+  std::string targets;        // single | multi
+  bool fixed_target = false;  // Maze kinds on single: the actor sets the target
   envs::maze::MazeEnvOptions env_options;
 };
 HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg);

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/hiro/hiro_actor.h"
 #include "app/actor_registry.h"
@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kInterruptedStatus = 130;
-constexpr int kBenchSteps = 2000;        // env steps and inferences timed by `bench hiro-actor`
-constexpr std::uint64_t kBenchSeed = 1;  // weights drawn for the benchmark
+constexpr int kBenchSteps = 2000;                  // env steps and inferences timed by `bench hiro-actor`
+constexpr std::uint64_t kBenchSeed = 1;            // weights drawn for the benchmark
 constexpr std::uint32_t kMaxTrainActors = 255;     // --actors upper bound (one more slot is the evaluator's)
 constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 
@@ -61,8 +61,8 @@ int run_train(const TrainCli& c) {
   const std::string run_dir = c.run_dir.empty() ? default_run_dir(c.env) : c.run_dir;
   const fs::path resolved = fs::path(run_dir) / runfiles::kResolvedConfigName;
   // --resume: the run's own settings, plus new overrides.
-  const nlohmann::json cfg =
-      c.resume && fs::exists(resolved) ? resolve_hiro_config(resolved.string(), sets) : resolve_hiro_config(c.config, sets);
+  const nlohmann::json cfg = c.resume && fs::exists(resolved) ? resolve_hiro_config(resolved.string(), sets)
+                                                              : resolve_hiro_config(c.config, sets);
   td3::HiroTrainOptions t = hiro_train_options_from(cfg);
   (void)hiro_actor_options_from(cfg);  // the actors' side must be valid too, before any file is written
   t.run_dir = run_dir;
@@ -77,14 +77,15 @@ int run_train(const TrainCli& c) {
   for (const nlohmann::json& r : s.results) {
     const double seconds = r.value("seconds", 0.0);
     const auto steps = r.value("env_steps", std::uint64_t{0});
-    std::printf("repetition %u: env_steps=%llu  %.1f s  %.0f env steps/s  updates low %llu high %llu "
-                "(%.3f / %.4f per env step)  eval success best %.2f final %.2f\n",
-                r.value("global_rep", 0u), static_cast<unsigned long long>(steps), seconds,
-                seconds > 0 ? static_cast<double>(steps) / seconds : 0.0,
-                static_cast<unsigned long long>(r.value("low_updates", std::uint64_t{0})),
-                static_cast<unsigned long long>(r.value("high_updates", std::uint64_t{0})),
-                r.value("low_updates_per_env_step", 0.0), r.value("high_updates_per_env_step", 0.0),
-                r.value("best_eval_success", 0.0), r.value("final_eval_success", 0.0));
+    std::printf(
+        "repetition %u: env_steps=%llu  %.1f s  %.0f env steps/s  updates low %llu high %llu "
+        "(%.3f / %.4f per env step)  eval success best %.2f final %.2f\n",
+        r.value("global_rep", 0u), static_cast<unsigned long long>(steps), seconds,
+        seconds > 0 ? static_cast<double>(steps) / seconds : 0.0,
+        static_cast<unsigned long long>(r.value("low_updates", std::uint64_t{0})),
+        static_cast<unsigned long long>(r.value("high_updates", std::uint64_t{0})),
+        r.value("low_updates_per_env_step", 0.0), r.value("high_updates_per_env_step", 0.0),
+        r.value("best_eval_success", 0.0), r.value("final_eval_success", 0.0));
   }
   std::printf("train: %.1f s, %.1f learner steps/s, lag p50 %llu max %llu, %u actor restarts; results in %s\n",
               s.seconds, s.updates_per_s, static_cast<unsigned long long>(s.lag_p50),
@@ -118,7 +119,8 @@ int run_bench(const std::string& config, const std::vector<std::string>& sets, b
   write_blob_header(blob.data(), layout.blob());
   auto* payload = reinterpret_cast<float*>(blob.data() + sizeof(BlobHeader));
   envs::Rng rng(kBenchSeed);
-  for (std::size_t i = 0; i < layout.blob().num_floats(); ++i) payload[i] = static_cast<float>(rng.uniform(-0.05, 0.05));
+  for (std::size_t i = 0; i < layout.blob().num_floats(); ++i)
+    payload[i] = static_cast<float>(rng.uniform(-0.05, 0.05));
   std::string error;
   if (!collector.nets().load(blob, &error)) throw std::runtime_error(error);
   const auto [env_us, inf_us] = collector.time_step_and_inference(kBenchSteps);

@@ -3,9 +3,9 @@
 #include <exception>
 #include <system_error>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "app/commands.h"
 #include "common/errors.h"
@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   CLI::App root{"ringrl: actor-learner reinforcement learning on one machine"};
   root.require_subcommand(1);
   root.set_version_flag("--version", "ringrl 0.1.0");
-  CLI::App* train = root.add_subcommand("train", "Train with actor processes and a learner (one subcommand per algorithm)");
+  CLI::App* train =
+      root.add_subcommand("train", "Train with actor processes and a learner (one subcommand per algorithm)");
   train->require_subcommand(1);
   CLI::App* profile = root.add_subcommand("profile", "Profile a component and write a Chrome trace");
   profile->require_subcommand(1);

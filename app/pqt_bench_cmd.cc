@@ -12,11 +12,11 @@
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/pqt_config.h"
+#include "bench/pqt/learner_bench.h"
 #include "bench/pqt/npe_bench.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
-#include "bench/pqt/learner_bench.h"
 #include "learner/pqt/pqt_trainer.h"
 #include "learner/threads.h"
 
@@ -35,9 +35,9 @@ struct NpeCli {
 
 void run_npe_bench(const NpeCli& c) {
   if (!(c.seconds > 0)) throw UsageError(fmt::format("--seconds {}: expected a positive number", c.seconds));
-  std::vector<std::string> sets{"task=" + c.task, "device=" + c.device, fmt::format("actors={}", c.actors),
-                                "max_npe=0", "stop_on_success=false", "repetitions=1",
-                                fmt::format("max_seconds={}", c.seconds), "checkpoint_every_s=0"};
+  std::vector<std::string> sets{
+      "task=" + c.task,        "device=" + c.device, fmt::format("actors={}", c.actors),       "max_npe=0",
+      "stop_on_success=false", "repetitions=1",      fmt::format("max_seconds={}", c.seconds), "checkpoint_every_s=0"};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
 
@@ -89,11 +89,12 @@ void run_npe_bench(const NpeCli& c) {
   if (c.json) {
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("npe: %u actor(s), task %s, mode %s: end to end %.0f NPE/s, actor-only ceiling %.0f NPE/s, efficiency %.1f%%\n"
-                "     learner alone %.1f updates/s (%.1f in the run), lag p50 %llu max %llu\n",
-                c.actors, c.task.c_str(), c.mode.c_str(), e2e.steady_npe_per_s, ceiling, 100 * efficiency,
-                lr.ours_updates_per_s, e2e.learner_steps_per_s, static_cast<unsigned long long>(e2e.lag_p50),
-                static_cast<unsigned long long>(e2e.lag_max));
+    std::printf(
+        "npe: %u actor(s), task %s, mode %s: end to end %.0f NPE/s, actor-only ceiling %.0f NPE/s, efficiency %.1f%%\n"
+        "     learner alone %.1f updates/s (%.1f in the run), lag p50 %llu max %llu\n",
+        c.actors, c.task.c_str(), c.mode.c_str(), e2e.steady_npe_per_s, ceiling, 100 * efficiency,
+        lr.ours_updates_per_s, e2e.learner_steps_per_s, static_cast<unsigned long long>(e2e.lag_p50),
+        static_cast<unsigned long long>(e2e.lag_max));
   }
   std::fflush(stdout);
 }

@@ -26,16 +26,10 @@ constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 // negative value, a fraction or an overflow is refused before anything starts.
 const runfiles::UnsignedKeys& unsigned_keys() {
   static const runfiles::UnsignedKeys keys = {
-      {"batch_size", 1, kIntMax},
-      {"timestep_limit", 1, kIntMax},
-      {"topk", 0, kIntMax},
-      {"topk_batch_size", 0, kIntMax},
-      {"obs_embedding_size", 1, kIntMax},
-      {"replay_capacity", 0, kU64Max},
+      {"batch_size", 1, kIntMax},      {"timestep_limit", 1, kIntMax},     {"topk", 0, kIntMax},
+      {"topk_batch_size", 0, kIntMax}, {"obs_embedding_size", 1, kIntMax}, {"replay_capacity", 0, kU64Max},
       {"max_npe", 0, kU64Max},  // 0 = unlimited
-      {"actors", 1, kMaxActors},
-      {"max_policy_lag", 0, kU32Max},
-      {"seed", 0, kU64Max},
+      {"actors", 1, kMaxActors},       {"max_policy_lag", 0, kU32Max},     {"seed", 0, kU64Max},
       {"repetitions", 1, kU32Max},
   };
   return keys;
@@ -112,7 +106,8 @@ learner::LearnerOptions learner_options_from(const nlohmann::json& cfg) {
   l.iw_normalize = get<bool>(cfg, "iw_normalize");
   l.replay_capacity = get_count<std::uint64_t>(cfg, "replay_capacity");
   if (l.ema_baseline_decay == 0.0)
-    throw UsageError("ema_baseline_decay=0 selects the A2C value network, which this trainer does not provide: expected (0, 1)");
+    throw UsageError(
+        "ema_baseline_decay=0 selects the A2C value network, which this trainer does not provide: expected (0, 1)");
   l.validate();
   return l;
 }

@@ -17,8 +17,8 @@
 #include "common/errors.h"
 #include "common/weight_channel.h"
 #include "learner/cuda_support.h"
-#include "learner/profile.h"
 #include "learner/pqt/pqt_update.h"
+#include "learner/profile.h"
 #include "learner/threads.h"
 
 namespace ringrl::app {
@@ -138,7 +138,6 @@ void add_profile_commands(CommandTree& tree) {
   pl->add_option("--config", p->config, "Config file (default: configs/pqt.json or configs/hiro.json)");
   pl->add_option("--set", p->sets, "Override a config key (repeatable)");
   pl->callback([p] { run_profile(*p); });
-
 }
 
 const CommandFamily kRegistration(kOrderProfile, add_profile_commands);

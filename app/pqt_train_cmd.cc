@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/pqt/pqt_actor.h"
 #include "app/actor_registry.h"
@@ -64,7 +64,7 @@ int run_train(const TrainCli& c) {
   }
   learner::PqtTrainOptions t = train_options_from(cfg);
   const actors::PqtActorOptions actor_side = actor_options_from(cfg);  // must be valid too
-  (void)bf::make_task(actor_side.task, actor_side.score);  // unknown task: error before any file is written
+  (void)bf::make_task(actor_side.task, actor_side.score);              // unknown task: error before any file is written
   t.run_dir = run_dir;
   t.resume = c.resume;
   t.validate();  // every setting, before the run directory is written
@@ -78,11 +78,13 @@ int run_train(const TrainCli& c) {
     std::printf("repetition %u: %s  npe=%llu  steps=%llu  %.1f s  best_reward=%.4f\n", r.global_rep,
                 r.found_solution ? "SOLVED" : "not solved", static_cast<unsigned long long>(r.npe),
                 static_cast<unsigned long long>(r.num_batches), r.seconds, r.best_reward);
-    std::printf("  %s program: %s\n", r.found_solution ? "correct" : "best", (r.found_solution ? r.code_solution : r.best_code).c_str());
+    std::printf("  %s program: %s\n", r.found_solution ? "correct" : "best",
+                (r.found_solution ? r.code_solution : r.best_code).c_str());
   }
-  std::printf("train: %.0f NPE/s over %.1f s, %.1f learner steps/s, lag p50 %llu max %llu, %u actor restarts; results in %s\n",
-              s.npe_per_s, s.seconds, s.learner_steps_per_s, static_cast<unsigned long long>(s.lag_p50),
-              static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
+  std::printf(
+      "train: %.0f NPE/s over %.1f s, %.1f learner steps/s, lag p50 %llu max %llu, %u actor restarts; results in %s\n",
+      s.npe_per_s, s.seconds, s.learner_steps_per_s, static_cast<unsigned long long>(s.lag_p50),
+      static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
   return s.interrupted ? 130 : 0;
 }
@@ -108,7 +110,8 @@ void add_pqt_train_commands(CommandTree& tree) {
   add_unsigned(*pqt, "--actors", c->actors, "Actor processes", 1, kMaxActors);
   add_unsigned(*pqt, "--max-npe", c->max_npe, "Programs-executed budget per repetition (0 = unlimited)");
   add_real(*pqt, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
-  add_unsigned(*pqt, "--repetitions", c->repetitions, "Independent repetitions, each with a fresh model", 1, kMaxRepetitions);
+  add_unsigned(*pqt, "--repetitions", c->repetitions, "Independent repetitions, each with a fresh model", 1,
+               kMaxRepetitions);
   add_unsigned(*pqt, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
   pqt->add_option("--config", c->config, "Config file (default: configs/pqt.json)");
   pqt->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");

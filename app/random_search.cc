@@ -1,6 +1,6 @@
 // `ringrl train random`: the uniform random program-search baseline (spec brain_coder §6.5).
-#include "app/commands.h"
 #include "app/cli_numbers.h"
+#include "app/commands.h"
 
 #include <chrono>
 #include <cstdio>
@@ -62,13 +62,21 @@ void run_random(const RandomCli& c) {
       }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    runfiles::append_json_line(results, {{"found_solution", !solution.empty()}, {"npe", npe},
-                                         {"code_solution", solution}, {"best_reward", best}, {"best_code", best_code},
-                                         {"num_batches", npe}, {"task", c.task}, {"max_npe", c.max_npe},
-                                         {"global_rep", rep}, {"max_global_repetitions", c.repetitions},
-                                         {"batch_size", 1}, {"mode", "random"}, {"seconds", secs}});
-    std::printf("repetition %u: %s  npe=%llu  %.1f s  best_reward=%.4f\n", rep, solution.empty() ? "not solved" : "SOLVED",
-                static_cast<unsigned long long>(npe), secs, best);
+    runfiles::append_json_line(results, {{"found_solution", !solution.empty()},
+                                         {"npe", npe},
+                                         {"code_solution", solution},
+                                         {"best_reward", best},
+                                         {"best_code", best_code},
+                                         {"num_batches", npe},
+                                         {"task", c.task},
+                                         {"max_npe", c.max_npe},
+                                         {"global_rep", rep},
+                                         {"max_global_repetitions", c.repetitions},
+                                         {"batch_size", 1},
+                                         {"mode", "random"},
+                                         {"seconds", secs}});
+    std::printf("repetition %u: %s  npe=%llu  %.1f s  best_reward=%.4f\n", rep,
+                solution.empty() ? "not solved" : "SOLVED", static_cast<unsigned long long>(npe), secs, best);
     std::fflush(stdout);
   }
 }

@@ -7,7 +7,8 @@ namespace {
 
 void add_disabled_commands(CommandTree& tree) {
   auto disabled = [] {
-    throw UsageError("this ringrl was built with RINGRL_WITH_TORCH=OFF; rebuild with it ON for train/tune/profile/bench npe");
+    throw UsageError(
+        "this ringrl was built with RINGRL_WITH_TORCH=OFF; rebuild with it ON for train/tune/profile/bench npe");
   };
   for (const char* name : {"pqt", "random"})
     tree.train.add_subcommand(name, "(needs a torch build)")->allow_extras()->callback(disabled);

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "app/actor_registry.h"
 #include "app/cli_numbers.h"
@@ -27,8 +27,8 @@
 #include "common/actor_runtime.h"
 #include "common/errors.h"
 #include "common/records.h"
-#include "common/signals.h"
 #include "common/seeds.h"
+#include "common/signals.h"
 #include "common/supervisor.h"
 
 namespace ringrl::app {
@@ -75,8 +75,8 @@ int demo_actor(const ActorLaunch& launch) {
     const std::uint32_t bytes = static_cast<std::uint32_t>(sizeof(DemoRecord) + count * sizeof(float));
     if (bytes > payload) return 4;
     std::byte* dst = nullptr;
-    const auto r = wait_until([&] { return (dst = rt.ring().try_reserve(bytes)) != nullptr; }, rt.stop_flag(),
-                              kPushTimeout);
+    const auto r =
+        wait_until([&] { return (dst = rt.ring().try_reserve(bytes)) != nullptr; }, rt.stop_flag(), kPushTimeout);
     if (r != WaitResult::kReady) {
       rt.slot().ring_stalls.fetch_add(1, std::memory_order_relaxed);  // a counter for display
       rt.heartbeat();
@@ -131,8 +131,7 @@ void run_demo(const DemoOptions& o) {
   seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning),
                             std::memory_order_release);  // whoever sees the phase sees what came before it
   sup.start();
-  spdlog::info("demo: segment {}, {} actors, {}-byte records, {} weights", seg.name(), o.actors, o.record_bytes,
-               o.dim);
+  spdlog::info("demo: segment {}, {} actors, {}-byte records, {} weights", seg.name(), o.actors, o.record_bytes, o.dim);
 
   std::vector<RingReader> readers;
   for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), record_type_bit(kRecordDemoGradient));
@@ -158,11 +157,11 @@ void run_demo(const DemoOptions& o) {
         DemoRecord h;
         std::memcpy(&h, rec.data, sizeof h);
         if (rec.length != sizeof h + std::uint64_t{h.count} * sizeof(float) || h.count == 0)
-          throw std::runtime_error(fmt::format("actor {} sent a demo record of {} bytes for {} values", i, rec.length,
-                                               h.count));
+          throw std::runtime_error(
+              fmt::format("actor {} sent a demo record of {} bytes for {} values", i, rec.length, h.count));
         const auto* g = reinterpret_cast<const float*>(rec.data + sizeof h);
-        for (std::uint32_t k2 = 0; k2 < h.count; ++k2) w[(std::uint64_t{h.chunk} * h.count + k2) % o.dim] +=
-            kDemoLearningRate * g[k2];
+        for (std::uint32_t k2 = 0; k2 < h.count; ++k2)
+          w[(std::uint64_t{h.chunk} * h.count + k2) % o.dim] += kDemoLearningRate * g[k2];
         const std::uint64_t lag = weights.version() - rec.version;
         lag_max = std::max(lag_max, lag);
         lag_sum += lag;
@@ -183,7 +182,10 @@ void run_demo(const DemoOptions& o) {
   while (!shutdown_requested()) {
     const auto now = std::chrono::steady_clock::now();
     if (now - t0 >= std::chrono::duration<double>(o.seconds)) break;
-    if (drain() == 0) idle.pause(); else idle.reset();
+    if (drain() == 0)
+      idle.pause();
+    else
+      idle.reset();
     if (now >= next_report) {
       sup.poll();
       const double dt = std::chrono::duration<double>(now - t0).count();
@@ -218,10 +220,12 @@ void run_demo(const DemoOptions& o) {
   if (o.json) {
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("demo: %llu records in %.1f s = %.2f M records/s (%.0f MB/s), %llu weight versions, lag p50 %llu max %llu, rms distance %.4f, restarts %u\n",
-                static_cast<unsigned long long>(records), elapsed, records / elapsed / 1e6, bytes / elapsed / 1e6,
-                static_cast<unsigned long long>(weights.version()), static_cast<unsigned long long>(lag_p50),
-                static_cast<unsigned long long>(lag_max), distance(), sup.total_restarts());
+    std::printf(
+        "demo: %llu records in %.1f s = %.2f M records/s (%.0f MB/s), %llu weight versions, lag p50 %llu max %llu, rms "
+        "distance %.4f, restarts %u\n",
+        static_cast<unsigned long long>(records), elapsed, records / elapsed / 1e6, bytes / elapsed / 1e6,
+        static_cast<unsigned long long>(weights.version()), static_cast<unsigned long long>(lag_p50),
+        static_cast<unsigned long long>(lag_max), distance(), sup.total_restarts());
   }
   std::fflush(stdout);
 }
@@ -230,7 +234,8 @@ void add_transport_commands(CommandTree& tree) {
   register_actor_kind("demo", demo_actor);
 
   auto demo_opts = std::make_shared<DemoOptions>();
-  CLI::App* demo = tree.root.add_subcommand("demo", "Run the actor -> ring -> learner -> weights loop without a model and print throughput");
+  CLI::App* demo = tree.root.add_subcommand(
+      "demo", "Run the actor -> ring -> learner -> weights loop without a model and print throughput");
   add_unsigned(*demo, "--actors", demo_opts->actors, "Actor processes", 1, kMaxActors)->capture_default_str();
   add_real(*demo, "--seconds", demo_opts->seconds, "How long to run", 0)->capture_default_str();
   add_unsigned(*demo, "--record-bytes", demo_opts->record_bytes, "Payload bytes per record")->capture_default_str();

@@ -42,8 +42,8 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "app/cli_numbers.h"
 #include "app/pqt_config.h"
@@ -128,8 +128,11 @@ void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, c
 
 // DIR/tune.json: the settings every trial of the directory shares.
 json session_identity(const TuneSpace& space, const TuneSettings& s) {
-  return {{"space", space.name}, {"task_cycle", s.task_cycle}, {"repetitions", s.repetitions},
-          {"max_npe", s.max_npe}, {"sets", set_assignments(s)}};
+  return {{"space", space.name},
+          {"task_cycle", s.task_cycle},
+          {"repetitions", s.repetitions},
+          {"max_npe", s.max_npe},
+          {"sets", set_assignments(s)}};
 }
 
 void pin_session(const fs::path& run_dir, const json& identity) {
@@ -138,9 +141,10 @@ void pin_session(const fs::path& run_dir, const json& identity) {
     const json old = runfiles::load_config(file);
     for (const auto& [k, v] : identity.items())
       if (old.value(k, json()) != v)
-        throw UsageError(fmt::format("run directory {} holds a tuning session with {}={}, but this one has {}={}: "
-                                     "expected the same settings, or another --run-dir",
-                                     run_dir.string(), k, old.value(k, json()).dump(), k, v.dump()));
+        throw UsageError(
+            fmt::format("run directory {} holds a tuning session with {}={}, but this one has {}={}: "
+                        "expected the same settings, or another --run-dir",
+                        run_dir.string(), k, old.value(k, json()).dump(), k, v.dump()));
     return;
   }
   fs::create_directories(run_dir);
@@ -167,8 +171,8 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of a tuning trial");
-  if (pid == 0) {  // only async-signal-safe calls until exec
-    setpgid(0, 0);                    // terminal signals reach tune only; tune forwards them once
+  if (pid == 0) {                      // only async-signal-safe calls until exec
+    setpgid(0, 0);                     // terminal signals reach tune only; tune forwards them once
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // tune gone (even by SIGKILL): the trial stops too
     if (getppid() != parent) _exit(kExecFailedStatus);
     const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -200,7 +204,10 @@ class TuneSession {
  public:
   TuneSession(TuneSpace space, TuneSettings settings, std::vector<std::size_t> trials, fs::path run_dir,
               std::uint32_t actors)
-      : space_(std::move(space)), s_(std::move(settings)), trials_(std::move(trials)), run_dir_(std::move(run_dir)),
+      : space_(std::move(space)),
+        s_(std::move(settings)),
+        trials_(std::move(trials)),
+        run_dir_(std::move(run_dir)),
         actors_(actors) {}
 
   // Runs every trial with `devices` (one slot per entry). Returns the exit status.
@@ -415,7 +422,8 @@ int run_tune(const TuneCli& c) {
         run.run_dir = (trial_dir(run_dir, trials.front()) / run.task).string();
         run.device = "DEVICE";
         run.actors = c.actors.value_or(0);
-        std::printf("first child: ringrl %s\n", join(train_arguments(space, space.trial_hparams(trials.front()), s, run), " ").c_str());
+        std::printf("first child: ringrl %s\n",
+                    join(train_arguments(space, space.trial_hparams(trials.front()), s, run), " ").c_str());
       }
     } catch (const UsageError& e) {
       std::printf("note: running this would fail: %s\n", e.what());
@@ -464,11 +472,12 @@ void add_tune_command(CommandTree& tree) {
   add_unsigned(*tune, "--repetitions", c->repetitions, "Repetitions per trial, alternating over the tasks (default 50)",
                1, kMaxRepetitions);
   add_unsigned(*tune, "--max-npe", c->max_npe, "Programs-executed budget per repetition (default 5000000)");
-  tune->add_option("--tasks", c->tasks, "Task cycle, repetition r uses task r % len (default reverse-tune,remove-char-tune)");
+  tune->add_option("--tasks", c->tasks,
+                   "Task cycle, repetition r uses task r % len (default reverse-tune,remove-char-tune)");
   tune->add_option("--set", c->sets, "Override a fixed setting for every trial: --set key=value (repeatable)");
   tune->add_option("--run-dir", c->run_dir, "Session directory (default: runs/tune-<space>-<time>); rerun to continue");
-  add_unsigned(*tune, "--parallel", c->parallel, "Trials at once without GPUs (default 1); with GPUs at most one per GPU",
-               1, kMaxParallel);
+  add_unsigned(*tune, "--parallel", c->parallel,
+               "Trials at once without GPUs (default 1); with GPUs at most one per GPU", 1, kMaxParallel);
   add_unsigned(*tune, "--actors", c->actors, "Actor processes per trial (default: the config's)", 1, kMaxActors);
   tune->add_flag("--dry-run", c->dry_run, "List the trials and their hyper-parameters; run nothing");
   tune->callback([c] {

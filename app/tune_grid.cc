@@ -121,7 +121,8 @@ std::size_t TuneSpace::num_trials() const {
 
 json TuneSpace::trial_hparams(std::size_t trial) const {
   if (trial >= num_trials())
-    throw UsageError(fmt::format("trial {} is out of range: space '{}' has trials 0..{}", trial, name, num_trials() - 1));
+    throw UsageError(
+        fmt::format("trial {} is out of range: space '{}' has trials 0..{}", trial, name, num_trials() - 1));
   json out = json::object();
   std::size_t rest = trial;
   for (const auto& a : axes) {  // sorted: the first key is the least significant digit
@@ -144,13 +145,16 @@ TuneSpace tune_space(const std::string& name) {
   if (name == "pg-topk")
     return make_space(name, "pg+pqt", {lr, pg_entropy, {"topk", kTopkSizes}, {"topk_loss_hparam", kTopkLossHparams}});
   if (name == "topk")
-    return make_space(name, "pqt", {lr, {"entropy_beta", kTopkEntropyBetas}, {"topk", kTopkSizes},
-                                    {"topk_loss_hparam", kTopkLossHparams}});
+    return make_space(
+        name, "pqt",
+        {lr, {"entropy_beta", kTopkEntropyBetas}, {"topk", kTopkSizes}, {"topk_loss_hparam", kTopkLossHparams}});
   if (name == "is")
-    return make_space(name, "pg", {lr, pg_entropy, {"replay_temperature", kReplayTemperatures}, {"alpha", kReplayAlphas}});
+    return make_space(name, "pg",
+                      {lr, pg_entropy, {"replay_temperature", kReplayTemperatures}, {"alpha", kReplayAlphas}});
   if (name == "ga")
-    return make_space(name, "", {{"population", kGaPopulations}, {"crossover_rate", kGaCrossoverRates},
-                                 {"mutation_rate", kGaMutationRates}});
+    return make_space(
+        name, "",
+        {{"population", kGaPopulations}, {"crossover_rate", kGaCrossoverRates}, {"mutation_rate", kGaMutationRates}});
   throw UsageError(fmt::format("unknown tuning space '{}': expected one of {}", name, join_names(tune_space_names())));
 }
 
@@ -160,8 +164,9 @@ std::vector<std::size_t> select_trials(std::size_t num_trials, const std::string
     for (std::string_view item : split(list, ',')) {
       std::size_t i = 0;
       if (!parse_index(item, &i))
-        throw UsageError(fmt::format("--trials {}: '{}' is not a trial index; expected a comma-separated list like 0,5,7",
-                                     list, std::string(trim(item))));
+        throw UsageError(
+            fmt::format("--trials {}: '{}' is not a trial index; expected a comma-separated list like 0,5,7", list,
+                        std::string(trim(item))));
       if (i >= num_trials)
         throw UsageError(fmt::format("--trials {}: trial {} is out of range; expected 0..{}", list, i, num_trials - 1));
       chosen.insert(i);
@@ -172,9 +177,11 @@ std::vector<std::size_t> select_trials(std::size_t num_trials, const std::string
     std::size_t a = 0, b = num_trials;
     const bool ok = ends.size() == 2 && (trim(ends[0]).empty() || parse_index(ends[0], &a)) &&
                     (trim(ends[1]).empty() || parse_index(ends[1], &b));
-    if (!ok) throw UsageError(fmt::format("--trial-range {}: expected A:B (trials A..B-1; A or B may be left out)", range));
+    if (!ok)
+      throw UsageError(fmt::format("--trial-range {}: expected A:B (trials A..B-1; A or B may be left out)", range));
     if (b > num_trials)
-      throw UsageError(fmt::format("--trial-range {}: end {} is past the last trial; expected B <= {}", range, b, num_trials));
+      throw UsageError(
+          fmt::format("--trial-range {}: end {} is past the last trial; expected B <= {}", range, b, num_trials));
     if (a >= b)
       throw UsageError(fmt::format("--trial-range {}: the range is empty; expected A < B (trials A..B-1)", range));
     for (std::size_t i = a; i < b; ++i) chosen.insert(i);
@@ -204,16 +211,18 @@ void apply_user_sets(TuneSettings& settings, const TuneSpace& space, const std::
       throw UsageError(fmt::format("--set {}: expected key=value", assignment));
     const std::string value(trim(std::string_view(assignment).substr(eq + 1)));
     for (const char* k : kTaskKeys)
-      if (key == k) throw UsageError(fmt::format("--set {}: the tasks of a tuning session are given with --tasks a,b", assignment));
+      if (key == k)
+        throw UsageError(fmt::format("--set {}: the tasks of a tuning session are given with --tasks a,b", assignment));
     if (key == kModeKey)
       throw UsageError(fmt::format("--set {}: the space sets the mode (space '{}' trains with mode '{}')", assignment,
                                    space.name, space.mode.empty() ? "none" : space.mode));
     if (key == kDeviceKey)
       throw UsageError(fmt::format("--set {}: tune assigns devices itself (one trial per GPU, else cpu)", assignment));
     if (space.has_axis(key))
-      throw UsageError(fmt::format("--set {}: {} is a hyper-parameter of space '{}' and is set per trial; "
-                                   "expected a key outside the grid",
-                                   assignment, key, space.name));
+      throw UsageError(
+          fmt::format("--set {}: {} is a hyper-parameter of space '{}' and is set per trial; "
+                      "expected a key outside the grid",
+                      assignment, key, space.name));
     if (key == kRepetitionsKey || key == kMaxNpeKey) {
       const json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
       constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
@@ -229,7 +238,8 @@ void apply_user_sets(TuneSettings& settings, const TuneSpace& space, const std::
       if (key == kMaxNpeKey) {
         settings.max_npe = n;
       } else {
-        if (n == 0 || n > std::numeric_limits<std::uint32_t>::max()) throw UsageError(fmt::format("--set {}: expected a repetition count of at least 1", assignment));
+        if (n == 0 || n > std::numeric_limits<std::uint32_t>::max())
+          throw UsageError(fmt::format("--set {}: expected a repetition count of at least 1", assignment));
         settings.repetitions = static_cast<std::uint32_t>(n);
       }
       continue;
@@ -247,7 +257,8 @@ std::vector<std::string> parse_task_list(const std::string& text) {
   for (std::string_view item : split(text, ',')) {
     item = trim(item);
     if (item.empty())
-      throw UsageError(fmt::format("--tasks '{}': expected a comma-separated list of task names like reverse-tune,remove-char-tune", text));
+      throw UsageError(fmt::format(
+          "--tasks '{}': expected a comma-separated list of task names like reverse-tune,remove-char-tune", text));
     tasks.emplace_back(item);
   }
   return tasks;
@@ -267,13 +278,17 @@ std::string format_hparams(const json& hparams) {
 std::vector<std::string> train_arguments(const TuneSpace& space, const json& hparams, const TuneSettings& settings,
                                          const TrialTaskRun& run) {
   if (space.mode.empty())
-    throw UsageError(fmt::format("space '{}' needs the genetic-algorithm baseline (spec §6.5), which ringrl does not "
-                                 "provide; expected a space with a trainer: pg, pg-topk or topk",
-                                 space.name));
-  std::vector<std::string> a = {"train", "pqt", "--task", run.task, "--mode", space.mode,
+    throw UsageError(
+        fmt::format("space '{}' needs the genetic-algorithm baseline (spec §6.5), which ringrl does not "
+                    "provide; expected a space with a trainer: pg, pg-topk or topk",
+                    space.name));
+  std::vector<std::string> a = {"train",         "pqt",
+                                "--task",        run.task,
+                                "--mode",        space.mode,
                                 "--repetitions", std::to_string(run.repetitions),
-                                "--max-npe", std::to_string(settings.max_npe),
-                                "--run-dir", run.run_dir, "--device", run.device};
+                                "--max-npe",     std::to_string(settings.max_npe),
+                                "--run-dir",     run.run_dir,
+                                "--device",      run.device};
   if (run.actors > 0) {
     a.push_back("--actors");
     a.push_back(std::to_string(run.actors));
@@ -301,9 +316,10 @@ TrialResult aggregate_trial(std::size_t trial, const json& hparams, const std::v
     const json& npe = record_field(r, "npe", i);
     const json& task = record_field(r, "task", i);
     if (!solved.is_boolean() || !npe.is_number_unsigned() || !task.is_string())
-      throw UsageError(fmt::format("result record {} ({}): expected found_solution a boolean, npe a non-negative "
-                                   "integer and task a string",
-                                   i, r.dump()));
+      throw UsageError(
+          fmt::format("result record {} ({}): expected found_solution a boolean, npe a non-negative "
+                      "integer and task a string",
+                      i, r.dump()));
     total.add(solved.get<bool>(), npe.get<std::uint64_t>(), max_npe);
     per_task[task.get<std::string>()].add(solved.get<bool>(), npe.get<std::uint64_t>(), max_npe);
   }
@@ -346,12 +362,13 @@ nlohmann::ordered_json trial_result_json(const TrialResult& r, const std::string
 }
 
 std::string format_summary_table(const std::vector<TrialResult>& results) {
-  const std::vector<std::string> header = {"trial", "hparams", "success_rate", "succeeded/runs", "avg_programs", "status"};
+  const std::vector<std::string> header = {"trial",          "hparams",      "success_rate",
+                                           "succeeded/runs", "avg_programs", "status"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results)
     rows.push_back({std::to_string(r.trial), format_hparams(r.hparams), fmt::format("{:.3f}", r.total.success_rate),
-                    fmt::format("{}/{}", r.total.num_succeeded, r.total.num_runs), fmt::format("{:.0f}", r.total.avg_programs),
-                    r.status});
+                    fmt::format("{}/{}", r.total.num_succeeded, r.total.num_runs),
+                    fmt::format("{:.0f}", r.total.avg_programs), r.status});
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();

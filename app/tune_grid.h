@@ -9,8 +9,8 @@
 //   first sorted key being the least significant digit:
 //     for each axis in sorted order: value = axis.values[i % n]; i /= n.
 // * Mapping to `ringrl train pqt` modes: pg → pg, pg-topk → pg+pqt, topk → pqt (pi_loss 0 via
-//   the preset), is → pg with alpha/replay_temperature (experience replay, §5.5), ga → no mode (no GA trainer: running it is
-//   a UsageError; listing its trials works).
+//   the preset), is → pg with alpha/replay_temperature (experience replay, §5.5), ga → no mode (no GA trainer: running
+//   it is a UsageError; listing its trials works).
 // * TuneSettings starts as the paper tuning settings and takes user overrides; user --set
 //   keys may not name one of the space's hyper-parameters, nor a key the session owns
 //   (task, mode, device: use --tasks / the device logic); repetitions and max_npe are routed
@@ -80,8 +80,7 @@ TuneSpace tune_space(const std::string& name);
 /// bound may be omitted: "A:" to the end, ":B" from 0), sorted and without duplicates; both
 /// empty = every trial. UsageError for a non-number, an index >= num_trials, or an empty or
 /// out-of-range range.
-std::vector<std::size_t> select_trials(std::size_t num_trials, const std::string& list,
-                                       const std::string& range);
+std::vector<std::size_t> select_trials(std::size_t num_trials, const std::string& list, const std::string& range);
 
 /// Everything a session passes to every trial besides the trial's own hyper-parameters.
 struct TuneSettings {
@@ -111,9 +110,9 @@ struct TrialTaskRun {
   std::string task;
   std::uint32_t repetitions = 0;
   std::string run_dir;
-  std::string device;         // cpu | cuda:N
-  std::uint32_t actors = 0;   // 0: the config's default
-  bool resume = false;        // the run dir already holds results or a checkpoint
+  std::string device;        // cpu | cuda:N
+  std::uint32_t actors = 0;  // 0: the config's default
+  bool resume = false;       // the run dir already holds results or a checkpoint
 };
 
 /// The arguments after the program name of the `train pqt` child for one task of a trial:
@@ -143,8 +142,9 @@ struct TrialResult {
 
 /// The §6.3 metrics of one trial from its result records (each needs found_solution, npe
 /// and task); `max_npe` is the session's budget.
-TrialResult aggregate_trial(std::size_t trial, const nlohmann::json& hparams, const std::vector<nlohmann::json>& records,
-                            std::uint64_t max_npe, const std::vector<std::string>& task_cycle);
+TrialResult aggregate_trial(std::size_t trial, const nlohmann::json& hparams,
+                            const std::vector<nlohmann::json>& records, std::uint64_t max_npe,
+                            const std::vector<std::string>& task_cycle);
 
 /// Objective descending, then trial index ascending.
 void sort_by_objective(std::vector<TrialResult>& results);

@@ -45,8 +45,7 @@ constexpr std::string_view kLongPrograms[] = {
 
 double seconds_since(double start) { return thread_cpu_seconds() - start; }
 
-std::vector<std::string> random_programs(std::size_t count, std::size_t length,
-                                         std::uint64_t seed) {
+std::vector<std::string> random_programs(std::size_t count, std::size_t length, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::string> programs(count, std::string(length, ' '));
   for (std::string& p : programs) {
@@ -60,8 +59,7 @@ struct ScoreTiming {
   std::size_t step_limited = 0;
 };
 
-ScoreTiming time_scorer(bf::Scorer& scorer, const std::vector<std::string>& programs,
-                        std::size_t count) {
+ScoreTiming time_scorer(bf::Scorer& scorer, const std::vector<std::string>& programs, std::size_t count) {
   ScoreTiming timing;
   std::size_t scored = 0;
   const double start = thread_cpu_seconds();
@@ -114,8 +112,7 @@ std::string default_reference_script() {
   // This file is <root>/bench/bf_bench.cc; the script is <root>/scripts/bf_reference.py.
   std::string here = __FILE__;
   const std::size_t slash = here.rfind('/');
-  const std::size_t parent =
-      slash == std::string::npos ? std::string::npos : here.rfind('/', slash - 1);
+  const std::size_t parent = slash == std::string::npos ? std::string::npos : here.rfind('/', slash - 1);
   const std::string root = parent == std::string::npos ? "." : here.substr(0, parent);
   return root + "/scripts/bf_reference.py";
 }
@@ -126,8 +123,8 @@ struct BaselineRun {
 };
 
 // Scores programs[0, count) with the Python reference and compares with `scorer`.
-BaselineRun run_baseline(const BfBenchOptions& options, bf::Scorer& scorer,
-                         const std::vector<std::string>& programs, std::size_t count) {
+BaselineRun run_baseline(const BfBenchOptions& options, bf::Scorer& scorer, const std::vector<std::string>& programs,
+                         std::size_t count) {
   const bf::Task& task = scorer.task();
   const bf::ScoreOptions& so = scorer.options();
   nlohmann::json header = {
@@ -154,8 +151,7 @@ BaselineRun run_baseline(const BfBenchOptions& options, bf::Scorer& scorer,
     file << header.dump() << '\n';
     for (std::size_t k = 0; k < count; ++k) file << nlohmann::json(programs[k]).dump() << '\n';
   }
-  const std::string script =
-      options.reference_script.empty() ? default_reference_script() : options.reference_script;
+  const std::string script = options.reference_script.empty() ? default_reference_script() : options.reference_script;
   const std::string command = options.python + " '" + script + "' score < '" + path + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -195,15 +191,13 @@ BaselineRun run_baseline(const BfBenchOptions& options, bf::Scorer& scorer,
 
 BfBenchReport run_bf_bench(const BfBenchOptions& options) {
   bf::Scorer scorer = bf::make_task(options.task, bf::Variant::kPaper);
-  const std::vector<std::string> programs =
-      random_programs(options.programs, options.program_length, options.seed);
+  const std::vector<std::string> programs = random_programs(options.programs, options.program_length, options.seed);
 
   BfBenchReport report;
   const ScoreTiming all = time_scorer(scorer, programs, programs.size());
   report.programs_per_s = all.programs_per_s;
-  report.step_limited_fraction = programs.empty() ? 0.0
-                                                  : static_cast<double>(all.step_limited) /
-                                                        static_cast<double>(programs.size());
+  report.step_limited_fraction =
+      programs.empty() ? 0.0 : static_cast<double>(all.step_limited) / static_cast<double>(programs.size());
   report.instructions_per_s = time_long_programs(bf::Engine::kFast, &report.instructions);
   std::int64_t plain_steps = 0;
   report.plain_instructions_per_s = time_long_programs(bf::Engine::kPlain, &plain_steps);

@@ -14,10 +14,10 @@
 namespace ringrl::bench {
 namespace {
 
-constexpr int kActionTableSize = 4096;          // pre-drawn random actions, cycled
-constexpr std::int64_t kFirstBatch = 16;          // steps between the first clock reads
+constexpr int kActionTableSize = 4096;    // pre-drawn random actions, cycled
+constexpr std::int64_t kFirstBatch = 16;  // steps between the first clock reads
 constexpr std::int64_t kMaxBatch = 1 << 20;
-constexpr double kBatchSeconds = 1e-3;            // grow batches until a batch takes this
+constexpr double kBatchSeconds = 1e-3;                  // grow batches until a batch takes this
 constexpr std::uint64_t kActionStream = 0xA5A5A5A5ULL;  // decorrelates actions from resets
 constexpr double kMinSeconds = 0.01;
 constexpr double kMaxSeconds = 600.0;
@@ -26,8 +26,7 @@ constexpr int kMaxRounds = 100;
 // Seconds on the chosen clock, from an arbitrary origin.
 double now(BenchClock clock) {
   if (clock == BenchClock::kWall)
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
@@ -36,8 +35,7 @@ double now(BenchClock clock) {
 // Runs `body(steps)` in growing batches for about `seconds`, or exactly `fixed` times when
 // fixed > 0; returns {steps, elapsed}.
 template <class Body>
-std::pair<std::int64_t, double> timed(BenchClock clock, double seconds, std::int64_t fixed,
-                                      Body&& body) {
+std::pair<std::int64_t, double> timed(BenchClock clock, double seconds, std::int64_t fixed, Body&& body) {
   if (fixed > 0) {
     const double t0 = now(clock);
     for (std::int64_t k = 0; k < fixed; ++k) body(k);
@@ -69,15 +67,13 @@ std::vector<float> action_table(const envs::EnvSpec& spec, std::uint64_t seed) {
 
 envs::Span<const float> action_at(const std::vector<float>& table, int dim, std::int64_t k) {
   const size_t row = static_cast<size_t>(k % kActionTableSize);
-  return envs::Span<const float>(table.data() + row * static_cast<size_t>(dim),
-                                 static_cast<size_t>(dim));
+  return envs::Span<const float>(table.data() + row * static_cast<size_t>(dim), static_cast<size_t>(dim));
 }
 
 // Env steps for about `seconds`; returns {steps, elapsed}. Resets at episode ends (timed:
 // actors pay for them too).
-std::pair<std::int64_t, double> time_env(envs::Env& env, const std::vector<float>& actions,
-                                         std::uint64_t seed, BenchClock clock,
-                                         double seconds, std::int64_t fixed) {
+std::pair<std::int64_t, double> time_env(envs::Env& env, const std::vector<float>& actions, std::uint64_t seed,
+                                         BenchClock clock, double seconds, std::int64_t fixed) {
   const envs::EnvSpec& spec = env.spec();
   std::vector<float> obs(static_cast<size_t>(spec.obs_dim));
   std::uint64_t episode = 0;
@@ -92,12 +88,10 @@ std::pair<std::int64_t, double> time_env(envs::Env& env, const std::vector<float
 // starts from the env's reset state for that seed, the same actions are held for frame_skip
 // steps. (The env reset inside the loop costs about one mj_forward per 2,500 mj_steps.)
 std::pair<std::int64_t, double> time_bare(envs::maze::BarePhysics& physics, envs::Env& env,
-                                          const std::vector<float>& actions, std::uint64_t seed,
-                                          BenchClock clock, double seconds,
-                                          std::int64_t fixed) {
+                                          const std::vector<float>& actions, std::uint64_t seed, BenchClock clock,
+                                          double seconds, std::int64_t fixed) {
   const envs::EnvSpec& spec = env.spec();
-  const std::int64_t episode_steps =
-      static_cast<std::int64_t>(spec.episode_length) * spec.frame_skip;
+  const std::int64_t episode_steps = static_cast<std::int64_t>(spec.episode_length) * spec.frame_skip;
   std::vector<float> obs(static_cast<size_t>(spec.obs_dim));
   std::uint64_t episode = 0;
   const auto begin_episode = [&] {
@@ -106,8 +100,7 @@ std::pair<std::int64_t, double> time_bare(envs::maze::BarePhysics& physics, envs
   };
   begin_episode();
   return timed(clock, seconds, fixed * spec.frame_skip, [&](std::int64_t step) {
-    if (step % spec.frame_skip == 0)
-      physics.set_ctrl(action_at(actions, spec.action_dim, step / spec.frame_skip));
+    if (step % spec.frame_skip == 0) physics.set_ctrl(action_at(actions, spec.action_dim, step / spec.frame_skip));
     physics.step();
     if ((step + 1) % episode_steps == 0) begin_episode();
   });
@@ -117,8 +110,7 @@ std::pair<std::int64_t, double> time_bare(envs::maze::BarePhysics& physics, envs
 
 EnvBenchResult run_env_bench(const EnvBenchOptions& o) {
   if (!(o.seconds >= kMinSeconds && o.seconds <= kMaxSeconds))
-    throw UsageError("bench env: --seconds must be in [0.01, 600], got " +
-                     std::to_string(o.seconds));
+    throw UsageError("bench env: --seconds must be in [0.01, 600], got " + std::to_string(o.seconds));
   if (o.steps < 0) throw UsageError("bench env: --steps must be >= 0, got " + std::to_string(o.steps));
   if (o.rounds < 1 || o.rounds > kMaxRounds)
     throw UsageError("bench env: --rounds must be in [1, 100], got " + std::to_string(o.rounds));

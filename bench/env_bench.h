@@ -20,13 +20,13 @@ namespace ringrl::bench {
 enum class BenchClock { kThreadCpu, kWall };
 
 struct EnvBenchOptions {
-  std::string env;            // a maze env name (see `ringrl env list`)
+  std::string env;  // a maze env name (see `ringrl env list`)
   BenchClock clock = BenchClock::kThreadCpu;
-  double seconds = 3.0;       // total measuring time, split over the rounds and phases
-  std::int64_t steps = 0;     // > 0: fixed work instead: this many env steps per round (and
-                              // steps * frame_skip mj_steps), e.g. for instruction counts
-  int rounds = 3;             // alternations of the env and bare-physics phases
-  std::uint64_t seed = 1;     // action table and episode seeds
+  double seconds = 3.0;    // total measuring time, split over the rounds and phases
+  std::int64_t steps = 0;  // > 0: fixed work instead: this many env steps per round (and
+                           // steps * frame_skip mj_steps), e.g. for instruction counts
+  int rounds = 3;          // alternations of the env and bare-physics phases
+  std::uint64_t seed = 1;  // action table and episode seeds
 };
 
 struct EnvBenchResult {
@@ -35,8 +35,8 @@ struct EnvBenchResult {
   double env_steps_per_s = 0.0;
   std::optional<double> bare_physics_steps_per_s;  // MuJoCo envs only
   int frame_skip = 1;
-  std::optional<double> efficiency;                // MuJoCo envs only
-  std::int64_t env_steps = 0;                      // steps measured, all rounds
+  std::optional<double> efficiency;  // MuJoCo envs only
+  std::int64_t env_steps = 0;        // steps measured, all rounds
   std::int64_t physics_steps = 0;
 };
 

@@ -114,7 +114,8 @@ RingBenchResult bench_ring(std::uint32_t record_bytes, double seconds, std::uint
       if (expect == 0) first = Clock::now();
       std::memcpy(&tailv, rec.data + rec.length - sizeof tailv, sizeof tailv);
       if (head != expect || tailv != expect || rec.length != record_bytes) {
-        std::fprintf(stderr, "ringrl: bench: record %llu out of order or torn\n", static_cast<unsigned long long>(expect));
+        std::fprintf(stderr, "ringrl: bench: record %llu out of order or torn\n",
+                     static_cast<unsigned long long>(expect));
         return 3;
       }
       std::memcpy(sink.data(), rec.data, rec.length);
@@ -123,7 +124,7 @@ RingBenchResult bench_ring(std::uint32_t record_bytes, double seconds, std::uint
     }
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - first).count();
     s.control().npe.store(expect, std::memory_order_relaxed);  // published by the release below
-    s.control().env_steps.store(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);  // same
+    s.control().env_steps.store(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);              // same
     s.control().phase.store(static_cast<std::uint32_t>(RunPhase::kStopped), std::memory_order_release);  // results
     return 0;
   });
@@ -268,7 +269,7 @@ BroadcastBenchResult bench_broadcast(std::uint64_t blob_bytes, std::uint32_t sam
 namespace ringrl::app {
 
 void add_ring_bench_command(CLI::App& bench) {
-  constexpr double kMinSeconds = 0.05;             // --seconds range
+  constexpr double kMinSeconds = 0.05;  // --seconds range
   constexpr double kMaxSeconds = 600.0;
   constexpr std::uint32_t kMaxPublishEvery = 4096;  // --publish-every upper bound
   constexpr std::uint32_t kMaxSamples = 100000;     // --samples upper bound
@@ -282,7 +283,8 @@ void add_ring_bench_command(CLI::App& bench) {
     std::uint32_t samples = 200;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = bench.add_subcommand("ring", "Two-process ring throughput, memcpy bandwidth, weight-broadcast latency");
+  CLI::App* cmd =
+      bench.add_subcommand("ring", "Two-process ring throughput, memcpy bandwidth, weight-broadcast latency");
   cmd->add_flag("--json", o->json, "One JSON object per line");
   add_real(*cmd, "--seconds", o->seconds, "Seconds per record size", kMinSeconds, kMaxSeconds)->capture_default_str();
   add_unsigned(*cmd, "--ring-bytes", o->ring_bytes, "Ring data bytes (power of two)")->capture_default_str();
@@ -292,31 +294,40 @@ void add_ring_bench_command(CLI::App& bench) {
   add_unsigned(*cmd, "--blobs", o->blobs, "Weight blob sizes, bytes")->delimiter(',')->capture_default_str();
   add_unsigned(*cmd, "--samples", o->samples, "Broadcasts per blob size", 1, kMaxSamples)->capture_default_str();
   cmd->callback([o] {
-    constexpr std::size_t kMemcpyBytes = std::size_t{64} << 20;      // out of every cache
+    constexpr std::size_t kMemcpyBytes = std::size_t{64} << 20;         // out of every cache
     constexpr std::size_t kMemcpyCachedBytes = std::size_t{256} << 10;  // fits L2, like a hot ring
     const double memcpy_gbs = bench::bench_memcpy(kMemcpyBytes, o->seconds);
     const double memcpy_cached_gbs = bench::bench_memcpy(kMemcpyCachedBytes, o->seconds);
     for (std::uint32_t size : o->sizes) {
       const auto r = bench::bench_ring(size, o->seconds, o->ring_bytes, o->publish_every);
       if (o->json) {
-        std::printf("%s\n", nlohmann::json{{"bench", "ring"}, {"record_bytes", size}, {"records_per_s", r.records_per_s},
-                                           {"gb_per_s", r.gb_per_s}, {"memcpy_gb_per_s", memcpy_gbs},
+        std::printf("%s\n", nlohmann::json{{"bench", "ring"},
+                                           {"record_bytes", size},
+                                           {"records_per_s", r.records_per_s},
+                                           {"gb_per_s", r.gb_per_s},
+                                           {"memcpy_gb_per_s", memcpy_gbs},
                                            {"memcpy_cached_gb_per_s", memcpy_cached_gbs},
-                                           {"ring_bytes", o->ring_bytes}, {"publish_every", o->publish_every}}
+                                           {"ring_bytes", o->ring_bytes},
+                                           {"publish_every", o->publish_every}}
                                 .dump()
                                 .c_str());
       } else {
-        std::printf("ring  %6u B records: %8.2f M records/s  %6.2f GB/s  (%.0f%% of memcpy %.2f GB/s; %.0f%% of in-cache memcpy %.2f GB/s)\n",
-                    size, r.records_per_s / 1e6, r.gb_per_s, 100 * r.gb_per_s / memcpy_gbs, memcpy_gbs,
-                    100 * r.gb_per_s / memcpy_cached_gbs, memcpy_cached_gbs);
+        std::printf(
+            "ring  %6u B records: %8.2f M records/s  %6.2f GB/s  (%.0f%% of memcpy %.2f GB/s; %.0f%% of in-cache "
+            "memcpy %.2f GB/s)\n",
+            size, r.records_per_s / 1e6, r.gb_per_s, 100 * r.gb_per_s / memcpy_gbs, memcpy_gbs,
+            100 * r.gb_per_s / memcpy_cached_gbs, memcpy_cached_gbs);
       }
       std::fflush(stdout);
     }
     for (std::uint64_t blob : o->blobs) {
       const auto r = bench::bench_broadcast(blob, o->samples);
       if (o->json) {
-        std::printf("%s\n", nlohmann::json{{"bench", "broadcast"}, {"blob_bytes", blob}, {"publish_to_read_us_p50", r.p50_us},
-                                           {"p99", r.p99_us}, {"samples", r.samples}}
+        std::printf("%s\n", nlohmann::json{{"bench", "broadcast"},
+                                           {"blob_bytes", blob},
+                                           {"publish_to_read_us_p50", r.p50_us},
+                                           {"p99", r.p99_us},
+                                           {"samples", r.samples}}
                                 .dump()
                                 .c_str());
       } else {

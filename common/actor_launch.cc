@@ -11,8 +11,8 @@ constexpr const char* kActorRole = "actor";  // the subcommand of the actor role
 }  // namespace
 
 std::vector<std::string> ActorLaunch::to_args() const {
-  std::vector<std::string> a{kActorRole, "--kind", kind, "--segment", segment, "--slot", std::to_string(slot),
-                             "--seed", std::to_string(seed)};
+  std::vector<std::string> a{
+      kActorRole, "--kind", kind, "--segment", segment, "--slot", std::to_string(slot), "--seed", std::to_string(seed)};
   if (!config_path.empty()) {
     a.push_back("--config");
     a.push_back(config_path);
@@ -49,7 +49,8 @@ ActorLaunch ActorLaunch::parse(const std::vector<std::string>& args) {
       if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + value + "': expected key=value");
       l.params[value.substr(0, eq)] = value.substr(eq + 1);
     } else {
-      throw UsageError("actor argument '" + flag + "': expected --kind, --segment, --slot, --seed, --config or --param");
+      throw UsageError("actor argument '" + flag +
+                       "': expected --kind, --segment, --slot, --seed, --config or --param");
     }
   }
   if (!have_kind || !have_segment || !have_slot)
@@ -59,7 +60,8 @@ ActorLaunch ActorLaunch::parse(const std::vector<std::string>& args) {
 
 const std::string& ActorLaunch::param(const std::string& key) const {
   auto it = params.find(key);
-  if (it == params.end()) throw UsageError("actor parameter '" + key + "' is missing: expected --param " + key + "=VALUE");
+  if (it == params.end())
+    throw UsageError("actor parameter '" + key + "' is missing: expected --param " + key + "=VALUE");
   return it->second;
 }
 

@@ -15,11 +15,11 @@
 namespace ringrl {
 
 struct ActorLaunch {
-  std::string kind;         // actor kind, e.g. "pqt" (app/actor_registry.h maps it to an entry point)
-  std::string segment;      // shared-memory segment to attach
-  std::uint32_t slot = 0;   // this actor's slot (and ring) index
-  std::string config_path;  // resolved run config (JSON); may be empty
-  std::uint64_t seed = 0;   // per-actor seed chosen by the learner (common/seeds.h)
+  std::string kind;                           // actor kind, e.g. "pqt" (app/actor_registry.h maps it to an entry point)
+  std::string segment;                        // shared-memory segment to attach
+  std::uint32_t slot = 0;                     // this actor's slot (and ring) index
+  std::string config_path;                    // resolved run config (JSON); may be empty
+  std::uint64_t seed = 0;                     // per-actor seed chosen by the learner (common/seeds.h)
   std::map<std::string, std::string> params;  // kind-specific settings
 
   /// The actor process's argv[1..]: actor --kind K --segment S --slot I --seed N [--config F]

@@ -27,8 +27,7 @@ bool ActorRuntime::should_stop() const noexcept { return segment_.stop_requested
 
 void ActorRuntime::heartbeat() noexcept {
   const std::uint64_t now = steady_now_ns();
-  if (now - last_heartbeat_ns_ < static_cast<std::uint64_t>(std::chrono::nanoseconds(kHeartbeatEvery).count()))
-    return;
+  if (now - last_heartbeat_ns_ < static_cast<std::uint64_t>(std::chrono::nanoseconds(kHeartbeatEvery).count())) return;
   last_heartbeat_ns_ = now;
   slot_->heartbeat_ns.store(now, std::memory_order_relaxed);  // a timestamp: the watchdog reads only its age
 }
@@ -57,7 +56,7 @@ bool ActorRuntime::wait_for_weights(std::vector<std::byte>& blob, std::chrono::n
 
 void ActorRuntime::count(std::uint64_t records, std::uint64_t items) noexcept {
   slot_->records.fetch_add(records, std::memory_order_relaxed);  // monotonic counter, read as an approximation
-  slot_->items.fetch_add(items, std::memory_order_relaxed);  // monotonic counter, read as an approximation
+  slot_->items.fetch_add(items, std::memory_order_relaxed);      // monotonic counter, read as an approximation
 }
 
 }  // namespace ringrl

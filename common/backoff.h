@@ -49,8 +49,7 @@ enum class WaitResult { kReady, kStopped, kTimedOut };
 /// Polls `ready()` until it returns true, `stop` becomes non-zero, or `timeout` passes.
 /// `stop` may be null. A timeout of zero or less means "poll once".
 template <typename Ready>
-WaitResult wait_until(Ready&& ready, const std::atomic<std::uint32_t>* stop,
-                      std::chrono::nanoseconds timeout) {
+WaitResult wait_until(Ready&& ready, const std::atomic<std::uint32_t>* stop, std::chrono::nanoseconds timeout) {
   if (ready()) return WaitResult::kReady;
   if (timeout <= std::chrono::nanoseconds::zero()) return WaitResult::kTimedOut;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

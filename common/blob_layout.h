@@ -87,7 +87,9 @@ class BlobLayout {
     return h;
   }
 
-  static std::size_t align_up(std::size_t n) { return (n + kBlobAlignFloats - 1) / kBlobAlignFloats * kBlobAlignFloats; }
+  static std::size_t align_up(std::size_t n) {
+    return (n + kBlobAlignFloats - 1) / kBlobAlignFloats * kBlobAlignFloats;
+  }
 
  private:
   static constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;

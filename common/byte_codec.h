@@ -166,9 +166,12 @@ class ByteReader {
  private:
   std::size_t get_length(std::size_t elem_bytes, std::uint64_t max_count, const char* kind) {
     const auto n = get<std::uint64_t>();
-    if (n > max_count) fail(std::string(kind) + " of " + std::to_string(n) + " elements, at most " + std::to_string(max_count) + " expected");
+    if (n > max_count)
+      fail(std::string(kind) + " of " + std::to_string(n) + " elements, at most " + std::to_string(max_count) +
+           " expected");
     if (elem_bytes != 0 && n > src_->remaining() / elem_bytes)
-      fail(std::string(kind) + " of " + std::to_string(n) + " elements is longer than the " + std::to_string(src_->remaining()) + " bytes left");
+      fail(std::string(kind) + " of " + std::to_string(n) + " elements is longer than the " +
+           std::to_string(src_->remaining()) + " bytes left");
     return static_cast<std::size_t>(n);
   }
 

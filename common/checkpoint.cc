@@ -95,8 +95,7 @@ void check_name(const std::string& name, const char* what) {
 }
 
 /// Reads up to `n` bytes at `offset`; fewer only at the end of the file.
-std::size_t pread_some(int fd, void* dst, std::size_t n, std::uint64_t offset,
-                       const std::filesystem::path& path) {
+std::size_t pread_some(int fd, void* dst, std::size_t n, std::uint64_t offset, const std::filesystem::path& path) {
   auto* p = static_cast<char*>(dst);
   std::size_t got = 0;
   while (got < n) {
@@ -114,9 +113,7 @@ std::size_t pread_some(int fd, void* dst, std::size_t n, std::uint64_t offset,
 /// Buffered, checksummed appends to a file descriptor.
 class FileSink final : public ByteSink {
  public:
-  FileSink(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {
-    buf_.reserve(kCheckpointIoBytes);
-  }
+  FileSink(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) { buf_.reserve(kCheckpointIoBytes); }
 
   void write(const void* data, std::size_t n) override {
     hash_.update(data, n);
@@ -174,8 +171,7 @@ class FileSink final : public ByteSink {
 /// Buffered reads of the byte range [begin, end) of a file descriptor.
 class RegionSource final : public ByteSource {
  public:
-  RegionSource(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path,
-               std::string what)
+  RegionSource(int fd, std::uint64_t begin, std::uint64_t end, const std::filesystem::path& path, std::string what)
       : fd_(fd), next_(begin), end_(end), path_(path), what_(std::move(what)) {
     buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kCheckpointIoBytes, end - begin)));
   }
@@ -521,9 +517,7 @@ std::vector<std::string> CheckpointReader::section_names() const {
 
 bool CheckpointReader::has_section(const std::string& name) const { return impl_->find(name) != nullptr; }
 
-std::uint64_t CheckpointReader::section_bytes(const std::string& name) const {
-  return impl_->require(name).bytes;
-}
+std::uint64_t CheckpointReader::section_bytes(const std::string& name) const { return impl_->require(name).bytes; }
 
 ByteReader& CheckpointReader::section(const std::string& name) {
   Impl& m = *impl_;

@@ -24,26 +24,26 @@ enum class RunPhase : std::uint32_t { kStarting = 0, kRunning = 1, kDraining = 2
 enum class ActorState : std::uint32_t { kEmpty = 0, kStarting = 1, kRunning = 2, kExited = 3, kFailed = 4 };
 
 struct alignas(64) ControlBlock {
-  std::atomic<std::uint32_t> stop;           // non-zero: every actor finishes its batch and exits
-  std::atomic<std::uint32_t> phase;          // RunPhase
-  std::atomic<std::uint64_t> npe;            // programs executed (learner's count)
-  std::atomic<std::uint64_t> env_steps;      // environment steps (learner's count)
-  std::atomic<std::uint64_t> learner_steps;  // optimiser steps
+  std::atomic<std::uint32_t> stop;              // non-zero: every actor finishes its batch and exits
+  std::atomic<std::uint32_t> phase;             // RunPhase
+  std::atomic<std::uint64_t> npe;               // programs executed (learner's count)
+  std::atomic<std::uint64_t> env_steps;         // environment steps (learner's count)
+  std::atomic<std::uint64_t> learner_steps;     // optimiser steps
   std::atomic<std::uint64_t> best_reward_bits;  // double, bit-cast; see load/store helpers
-  std::uint32_t num_actors;                  // immutable after layout
+  std::uint32_t num_actors;                     // immutable after layout
   std::uint32_t reserved;
 };
 
 struct alignas(64) ActorSlot {
-  std::atomic<std::int32_t> pid;              // supervisor: current process, 0 = none
-  std::atomic<std::uint32_t> state;           // ActorState; supervisor and actor
-  std::atomic<std::uint64_t> heartbeat_ns;    // actor: steady_now_ns() of its last heartbeat
-  std::atomic<std::uint32_t> restarts;        // supervisor: restarts so far
-  std::atomic<std::uint32_t> incarnation;     // supervisor: bumped on each (re)start
-  std::atomic<std::uint64_t> records;         // actor: records pushed
-  std::atomic<std::uint64_t> items;           // actor: programs executed / env steps
-  std::atomic<std::uint64_t> weights_version; // actor: version it currently acts with
-  std::atomic<std::uint64_t> ring_stalls;     // actor: times the ring was full (back-pressure)
+  std::atomic<std::int32_t> pid;               // supervisor: current process, 0 = none
+  std::atomic<std::uint32_t> state;            // ActorState; supervisor and actor
+  std::atomic<std::uint64_t> heartbeat_ns;     // actor: steady_now_ns() of its last heartbeat
+  std::atomic<std::uint32_t> restarts;         // supervisor: restarts so far
+  std::atomic<std::uint32_t> incarnation;      // supervisor: bumped on each (re)start
+  std::atomic<std::uint64_t> records;          // actor: records pushed
+  std::atomic<std::uint64_t> items;            // actor: programs executed / env steps
+  std::atomic<std::uint64_t> weights_version;  // actor: version it currently acts with
+  std::atomic<std::uint64_t> ring_stalls;      // actor: times the ring was full (back-pressure)
 };
 
 static_assert(std::is_standard_layout_v<ControlBlock> && std::is_standard_layout_v<ActorSlot>);

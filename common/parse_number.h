@@ -31,8 +31,8 @@ namespace ringrl {
 /// The error line for a text that is not a whole number in [min, max].
 inline std::string whole_number_error(std::string_view name, std::string_view text, std::uint64_t min,
                                       std::uint64_t max) {
-  return std::string(name) + " '" + std::string(text) + "': expected a whole number from " +
-         std::to_string(min) + " to " + std::to_string(max);
+  return std::string(name) + " '" + std::string(text) + "': expected a whole number from " + std::to_string(min) +
+         " to " + std::to_string(max);
 }
 
 /// The error line for a text that is not a finite number in [min, max].

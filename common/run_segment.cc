@@ -90,8 +90,7 @@ ActorSlot& RunSegment::slot(std::uint32_t i) const {
 }
 
 RingHeader* RunSegment::ring(std::uint32_t i) const {
-  if (i >= layout_.num_actors)
-    throw UsageError(fmt::format("ring {}: expected 0 to {}", i, layout_.num_actors - 1));
+  if (i >= layout_.num_actors) throw UsageError(fmt::format("ring {}: expected 0 to {}", i, layout_.num_actors - 1));
   return std::launder(reinterpret_cast<RingHeader*>(seg_.data() + layout_.rings_offset + i * layout_.ring_stride));
 }
 

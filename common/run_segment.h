@@ -24,7 +24,7 @@ inline constexpr std::uint32_t kMaxActors = 256;
 
 struct RunLayoutOptions {
   std::uint32_t num_actors = 1;
-  std::uint64_t ring_capacity = std::uint64_t{4} << 20;  // data bytes per ring, power of two
+  std::uint64_t ring_capacity = std::uint64_t{4} << 20;    // data bytes per ring, power of two
   std::uint64_t weight_capacity = std::uint64_t{1} << 20;  // bytes per weight buffer
 };
 

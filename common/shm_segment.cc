@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
-#include <fmt/format.h>
 
 #include "common/errors.h"
 #include "common/signals.h"
@@ -124,14 +124,14 @@ bool process_alive(pid_t pid) noexcept {
 
 std::string segment_name(std::string_view run_id) {
   if (run_id.empty() || run_id.size() > kMaxRunIdBytes)
-    throw UsageError(fmt::format("run id '{}' has {} characters: expected 1 to {}", run_id,
-                                 run_id.size(), kMaxRunIdBytes));
+    throw UsageError(
+        fmt::format("run id '{}' has {} characters: expected 1 to {}", run_id, run_id.size(), kMaxRunIdBytes));
   for (char c : run_id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok)
-      throw UsageError(fmt::format("run id '{}' contains '{}': expected only letters, digits, '.', '_' or '-'",
-                                   run_id, c));
+      throw UsageError(
+          fmt::format("run id '{}' contains '{}': expected only letters, digits, '.', '_' or '-'", run_id, c));
   }
   return fmt::format("ringrl-{}-{}", getuid(), run_id);
 }
@@ -141,8 +141,8 @@ bool ShmSegment::reclaim_if_stale(const std::string& name) {
   if (!l.exists) return false;
   // A segment without a valid header was never finished by its creator: treat it as stale.
   if (l.has_header && process_alive(l.creator))
-    throw UsageError(fmt::format("segment {} belongs to a live run (creator pid {}): stop that run or choose another run id",
-                                 name, l.creator));
+    throw UsageError(fmt::format(
+        "segment {} belongs to a live run (creator pid {}): stop that run or choose another run id", name, l.creator));
   if (!remove_name(name) && errno != ENOENT) throw_errno("unlink of stale segment " + name);
   return true;
 }
@@ -164,8 +164,7 @@ std::size_t ShmSegment::reclaim_stale_segments() {
     } catch (const std::system_error&) {
       continue;  // best effort: one that cannot be inspected is left alone
     }
-    if (!l.exists || time(nullptr) - l.modified < kSweepMinAgeS || (l.has_header && process_alive(l.creator)))
-      continue;
+    if (!l.exists || time(nullptr) - l.modified < kSweepMinAgeS || (l.has_header && process_alive(l.creator))) continue;
     if (remove_name(name)) ++removed;
   }
   return removed;
@@ -173,8 +172,8 @@ std::size_t ShmSegment::reclaim_stale_segments() {
 
 ShmSegment ShmSegment::create(const std::string& name, std::size_t total_bytes, std::string_view run_id) {
   if (total_bytes < sizeof(SegmentHeader))
-    throw UsageError(fmt::format("segment size {} is too small: expected at least {} bytes", total_bytes,
-                                 sizeof(SegmentHeader)));
+    throw UsageError(
+        fmt::format("segment size {} is too small: expected at least {} bytes", total_bytes, sizeof(SegmentHeader)));
   if (run_id.size() > kMaxRunIdBytes)
     throw UsageError(fmt::format("run id '{}' is longer than {} characters", run_id, kMaxRunIdBytes));
   // Exclusive creation; a leftover of a dead creator is reclaimed once, a live one refused.
@@ -227,8 +226,8 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
   if (!shm.get_size(size)) throw_errno("stat of segment " + name);
   const auto bytes = static_cast<std::size_t>(size);
   if (bytes < sizeof(SegmentHeader))
-    throw UsageError(fmt::format("segment {} has size {}: expected at least a {}-byte header", name, bytes,
-                                 sizeof(SegmentHeader)));
+    throw UsageError(
+        fmt::format("segment {} has size {}: expected at least a {}-byte header", name, bytes, sizeof(SegmentHeader)));
   bip::mapped_region region;
   try {
     region = bip::mapped_region(shm, bip::read_write, 0, bytes);
@@ -241,22 +240,22 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
     throw UsageError(fmt::format("segment {}: bad magic {:#018x}, expected {:#018x} (not a ringrl segment)", name,
                                  h.magic, kSegmentMagic));
   if (h.layout_version != kSegmentLayoutVersion)
-    throw UsageError(fmt::format("segment {}: layout version {}, expected {} (built by another ringrl version)",
-                                 name, h.layout_version, kSegmentLayoutVersion));
+    throw UsageError(fmt::format("segment {}: layout version {}, expected {} (built by another ringrl version)", name,
+                                 h.layout_version, kSegmentLayoutVersion));
   if (h.header_bytes != sizeof(SegmentHeader))
-    throw UsageError(fmt::format("segment {}: header size {}, expected {}", name, h.header_bytes,
-                                 sizeof(SegmentHeader)));
+    throw UsageError(
+        fmt::format("segment {}: header size {}, expected {}", name, h.header_bytes, sizeof(SegmentHeader)));
   if (h.total_bytes != bytes)
-    throw UsageError(fmt::format("segment {}: header says {} bytes but the segment has {}", name, h.total_bytes,
-                                 bytes));
+    throw UsageError(
+        fmt::format("segment {}: header says {} bytes but the segment has {}", name, h.total_bytes, bytes));
   if (options.expected_bytes != 0 && bytes != options.expected_bytes)
     throw UsageError(fmt::format("segment {}: size {} bytes, expected {}", name, bytes, options.expected_bytes));
   if (options.expected_creator != 0 && h.creator_pid != options.expected_creator)
-    throw UsageError(fmt::format("segment {}: creator pid {}, expected {}", name, h.creator_pid,
-                                 options.expected_creator));
+    throw UsageError(
+        fmt::format("segment {}: creator pid {}, expected {}", name, h.creator_pid, options.expected_creator));
   if (!process_alive(h.creator_pid))
-    throw UsageError(fmt::format("segment {}: creator pid {} is not running (a leftover of a crashed run)", name,
-                                 h.creator_pid));
+    throw UsageError(
+        fmt::format("segment {}: creator pid {} is not running (a leftover of a crashed run)", name, h.creator_pid));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.ready_timeout_s);
   while (h.ready.load(std::memory_order_acquire) == 0) {
     if (std::chrono::steady_clock::now() >= deadline)

@@ -52,8 +52,7 @@ void emergency_unlink_all() noexcept {
 void on_shutdown_signal(int sig) {
   int expected = 0;
   // acq_rel: the first signal's store is seen by the poller's acquire load; a later one sees it.
-  if (!g_shutdown_signal.compare_exchange_strong(expected, sig, std::memory_order_acq_rel,
-                                                 std::memory_order_acquire)) {
+  if (!g_shutdown_signal.compare_exchange_strong(expected, sig, std::memory_order_acq_rel, std::memory_order_acquire)) {
     // Second request: the orderly path is not finishing; clean up and go.
     emergency_unlink_all();
     die_with(sig);
@@ -76,9 +75,7 @@ void install(const int* sigs, std::size_t n, void (*handler)(int)) {
 
 }  // namespace
 
-void install_shutdown_handlers() {
-  install(kShutdownSignals, std::size(kShutdownSignals), on_shutdown_signal);
-}
+void install_shutdown_handlers() { install(kShutdownSignals, std::size(kShutdownSignals), on_shutdown_signal); }
 
 void install_crash_handlers() { install(kCrashSignals, std::size(kCrashSignals), on_crash_signal); }
 

@@ -65,7 +65,7 @@ void Supervisor::spawn(std::uint32_t slot) {
   ActorSlot& s = segment_.slot(slot);
   s.state.store(static_cast<std::uint32_t>(ActorState::kStarting), std::memory_order_relaxed);  // display only
   s.heartbeat_ns.store(steady_now_ns(), std::memory_order_relaxed);  // a timestamp: only its age is read
-  s.incarnation.fetch_add(1, std::memory_order_relaxed);  // a counter read as a snapshot; guards no data
+  s.incarnation.fetch_add(1, std::memory_order_relaxed);             // a counter read as a snapshot; guards no data
 
   const pid_t pid = fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of actor process");

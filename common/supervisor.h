@@ -25,11 +25,11 @@ namespace ringrl {
 struct SupervisorOptions {
   std::string executable;  // binary to exec; empty = this process's own binary
   std::function<std::vector<std::string>(std::uint32_t slot)> args;  // argv[1..] for a slot
-  std::uint32_t max_restarts = 5;                        // per slot
-  std::chrono::milliseconds restart_backoff{100};        // first delay; doubles per restart
+  std::uint32_t max_restarts = 5;                                    // per slot
+  std::chrono::milliseconds restart_backoff{100};                    // first delay; doubles per restart
   std::chrono::milliseconds max_restart_backoff{5000};
-  std::chrono::milliseconds heartbeat_timeout{0};        // 0 = no hang detection
-  std::chrono::milliseconds stop_grace{5000};            // before SIGTERM; as long again before SIGKILL
+  std::chrono::milliseconds heartbeat_timeout{0};  // 0 = no hang detection
+  std::chrono::milliseconds stop_grace{5000};      // before SIGTERM; as long again before SIGKILL
 };
 
 class Supervisor {

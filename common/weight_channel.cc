@@ -52,7 +52,8 @@ std::uint64_t steady_now_ns() noexcept {
 }
 
 WeightChannelHeader* init_weight_channel(void* memory, std::uint64_t capacity) {
-  if (reinterpret_cast<std::uintptr_t>(memory) % 64 != 0) throw UsageError("weight channel memory must be 64-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(memory) % 64 != 0)
+    throw UsageError("weight channel memory must be 64-byte aligned");
   auto* ch = new (memory) WeightChannelHeader{};
   ch->capacity = capacity;
   for (auto& b : ch->buffers) {
@@ -71,8 +72,8 @@ std::uint64_t WeightWriter::version() const noexcept { return channel_->latest.l
 
 std::uint64_t WeightWriter::publish(const void* blob, std::size_t bytes) {
   if (bytes > channel_->capacity)
-    throw UsageError(fmt::format("weight blob of {} bytes does not fit the channel's {} bytes", bytes,
-                                 channel_->capacity));
+    throw UsageError(
+        fmt::format("weight blob of {} bytes does not fit the channel's {} bytes", bytes, channel_->capacity));
   const std::uint64_t started = steady_now_ns();
   const std::uint64_t v = channel_->latest.load(std::memory_order_relaxed) + 1;
   WeightBufferState& b = channel_->buffers[v & 1];

@@ -81,7 +81,7 @@ class Rng {
   static constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
   static constexpr std::uint64_t kMix1 = 0xBF58476D1CE4E5B9ULL;
   static constexpr std::uint64_t kMix2 = 0x94D049BB133111EBULL;
-  static constexpr int kDropBits = 11;                // 64 - 53
+  static constexpr int kDropBits = 11;                         // 64 - 53
   static constexpr double kUnit53 = 1.0 / 9007199254740992.0;  // 2^-53
   static constexpr double kTwoPi = 6.283185307179586;
   std::uint64_t state_;
@@ -105,12 +105,12 @@ struct Box {
 /// with the context G, how G is drawn for training, the evaluation targets and the success
 /// test. Pure value; shared read-only.
 struct TaskSpec {
-  std::string name;                            // "ant_maze", "ant_push_single", ...
-  std::vector<int> goal_indices;               // obs indices compared with G: {0,1} or {0,1,2}
-  Box train_sampler;                           // G ~ uniform over this box (low == high: fixed)
+  std::string name;                              // "ant_maze", "ant_push_single", ...
+  std::vector<int> goal_indices;                 // obs indices compared with G: {0,1} or {0,1,2}
+  Box train_sampler;                             // G ~ uniform over this box (low == high: fixed)
   std::vector<std::vector<float>> eval_targets;  // reference order
-  int primary_eval = 0;                        // index of the paper's metric target
-  float success_threshold = 5.0f;              // success iff distance at the final step < this
+  int primary_eval = 0;                          // index of the paper's metric target
+  float success_threshold = 5.0f;                // success iff distance at the final step < this
 
   int context_dim() const noexcept { return static_cast<int>(goal_indices.size()); }
   const std::vector<float>& primary_target() const { return eval_targets.at(primary_eval); }
@@ -126,9 +126,7 @@ struct TaskSpec {
     return std::sqrt(sum);
   }
   /// r_task = -||s'[idx] - G|| (no offset, no shaping, no bonus).
-  float reward(Span<const float> obs, Span<const float> context) const noexcept {
-    return -distance(obs, context);
-  }
+  float reward(Span<const float> obs, Span<const float> context) const noexcept { return -distance(obs, context); }
   /// The §10.6 test, to be applied to the final observation of an evaluation episode.
   bool success(Span<const float> obs, Span<const float> context) const noexcept {
     return distance(obs, context) < success_threshold;
@@ -146,13 +144,13 @@ struct TaskSpec {
 
 /// Static description of an env kind.
 struct EnvSpec {
-  std::string name;         // factory name, e.g. "ant-maze"
-  int obs_dim = 0;          // observation length; the last entry is the time feature
+  std::string name;  // factory name, e.g. "ant-maze"
+  int obs_dim = 0;   // observation length; the last entry is the time feature
   int action_dim = 0;
-  Box action;               // action bounds; out-of-range actions are clipped
-  int episode_length = 0;   // steps per episode (500); then truncated
-  int frame_skip = 1;       // physics substeps per env step (1 where there is no physics)
-  double control_dt = 0.0;  // simulated seconds per env step
+  Box action;                       // action bounds; out-of-range actions are clipped
+  int episode_length = 0;           // steps per episode (500); then truncated
+  int frame_skip = 1;               // physics substeps per env step (1 where there is no physics)
+  double control_dt = 0.0;          // simulated seconds per env step
   double time_feature_scale = 0.0;  // obs[obs_dim - 1] = t * this
   TaskSpec task;
 
@@ -161,9 +159,9 @@ struct EnvSpec {
 
 /// Per-step diagnostics, against the context in force.
 struct StepInfo {
-  int t = 0;               // steps since reset, after this step
-  float distance = 0.0f;   // task distance of the new observation to G
-  bool success = false;    // distance < threshold (the eval counts only the final step)
+  int t = 0;              // steps since reset, after this step
+  float distance = 0.0f;  // task distance of the new observation to G
+  bool success = false;   // distance < threshold (the eval counts only the final step)
 };
 
 /// Outcome of one step; the observation is written into the caller's buffer.
@@ -221,8 +219,7 @@ class Env {
     const TaskSpec& task = spec_->task;
     StepResult r;
     r.info.t = t_;
-    r.info.distance =
-        task.distance(obs, Span<const float>(context_.data(), task.goal_indices.size()));
+    r.info.distance = task.distance(obs, Span<const float>(context_.data(), task.goal_indices.size()));
     r.info.success = r.info.distance < task.success_threshold;
     r.reward = -r.info.distance;
     r.truncated = t_ >= spec_->episode_length;

@@ -12,8 +12,8 @@
 namespace ringrl::learner {
 
 struct CudaDeviceInfo {
-  bool usable = false;            // a device with this index exists and answered
-  std::string name;               // e.g. "NVIDIA H200"
+  bool usable = false;  // a device with this index exists and answered
+  std::string name;     // e.g. "NVIDIA H200"
   int compute_major = 0, compute_minor = 0;
   std::uint64_t total_memory = 0;  // bytes
   int multiprocessors = 0;

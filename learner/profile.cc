@@ -5,7 +5,6 @@
 #include <fstream>
 #include <system_error>
 
-
 namespace ringrl::learner {
 
 namespace {
@@ -15,19 +14,32 @@ constexpr std::size_t kLineBytes = 256;  // one table row / trace event
 
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::kWaitData: return "wait_data";
-    case Phase::kBatchBuild: return "batch_build";
-    case Phase::kHostToDevice: return "host_to_device";
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kOptimizer: return "optimizer";
-    case Phase::kPublish: return "publish";
-    case Phase::kSample: return "sample";
-    case Phase::kRelabel: return "relabel";
-    case Phase::kCritic: return "critic";
-    case Phase::kActor: return "actor";
-    case Phase::kTarget: return "target";
-    case Phase::kCount: break;
+    case Phase::kWaitData:
+      return "wait_data";
+    case Phase::kBatchBuild:
+      return "batch_build";
+    case Phase::kHostToDevice:
+      return "host_to_device";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kPublish:
+      return "publish";
+    case Phase::kSample:
+      return "sample";
+    case Phase::kRelabel:
+      return "relabel";
+    case Phase::kCritic:
+      return "critic";
+    case Phase::kActor:
+      return "actor";
+    case Phase::kTarget:
+      return "target";
+    case Phase::kCount:
+      break;
   }
   return "?";
 }
@@ -47,8 +59,7 @@ void PhaseProfiler::Scope::end() {
 
 void PhaseProfiler::record(Phase phase, std::chrono::steady_clock::time_point start,
                            std::chrono::steady_clock::time_point end) {
-  const double start_us =
-      std::chrono::duration<double, std::micro>(start - origin_).count();
+  const double start_us = std::chrono::duration<double, std::micro>(start - origin_).count();
   const double dur_us = std::chrono::duration<double, std::micro>(end - start).count();
   Acc& a = acc_[static_cast<int>(phase)];
   if (a.count == 0 || dur_us < a.min_us) a.min_us = dur_us;
@@ -81,14 +92,14 @@ std::string PhaseProfiler::summary_table() const {
   // snprintf, not fmt: LibTorch wheels bundle their own fmt headers, which would shadow the
   // system fmt this library links.
   char line[kLineBytes];
-  std::snprintf(line, sizeof(line), "%-16s%9s%11s%12s%12s%12s%8s\n", "phase", "count",
-                "total_s", "mean_us", "min_us", "max_us", "share");
+  std::snprintf(line, sizeof(line), "%-16s%9s%11s%12s%12s%12s%8s\n", "phase", "count", "total_s", "mean_us", "min_us",
+                "max_us", "share");
   std::string out = line;
   for (const auto& r : rows) {
     if (r.count == 0) continue;
-    std::snprintf(line, sizeof(line), "%-16s%9llu%11.3f%12.1f%12.1f%12.1f%7.1f%%\n",
-                  phase_name(r.phase), static_cast<unsigned long long>(r.count), r.total_s,
-                  r.mean_us, r.min_us, r.max_us, total > 0 ? 100.0 * r.total_s / total : 0.0);
+    std::snprintf(line, sizeof(line), "%-16s%9llu%11.3f%12.1f%12.1f%12.1f%7.1f%%\n", phase_name(r.phase),
+                  static_cast<unsigned long long>(r.count), r.total_s, r.mean_us, r.min_us, r.max_us,
+                  total > 0 ? 100.0 * r.total_s / total : 0.0);
     out += line;
   }
   return out;

@@ -24,19 +24,19 @@ namespace ringrl::learner {
 
 /// The learner's phases, in pipeline order.
 enum class Phase : int {
-  kWaitData = 0,    // waiting for episodes from the rings
-  kBatchBuild,      // EpisodeBatch -> host (pinned) tensors, queue sampling
-  kHostToDevice,    // host -> device copies
-  kForward,         // teacher-forced forward + losses
-  kBackward,        // autograd backward
-  kOptimizer,       // clipping, RMSProp, baseline update, queue push
-  kPublish,         // parameters -> flat blob -> weight channel
+  kWaitData = 0,  // waiting for episodes from the rings
+  kBatchBuild,    // EpisodeBatch -> host (pinned) tensors, queue sampling
+  kHostToDevice,  // host -> device copies
+  kForward,       // teacher-forced forward + losses
+  kBackward,      // autograd backward
+  kOptimizer,     // clipping, RMSProp, baseline update, queue push
+  kPublish,       // parameters -> flat blob -> weight channel
   // TD3 / HIRO (learner/td3): one update's phases
-  kSample,          // replay rows drawn, gathered on the host, copied to the device, batch built
-  kRelabel,         // high level: the off-policy goal correction (spec hiro.md §9)
-  kCritic,          // target Q, critic loss, backward, Adam step of both critics
-  kActor,           // actor loss, backward, Adam step (every update_period-th update)
-  kTarget,          // soft update of the target networks
+  kSample,   // replay rows drawn, gathered on the host, copied to the device, batch built
+  kRelabel,  // high level: the off-policy goal correction (spec hiro.md §9)
+  kCritic,   // target Q, critic loss, backward, Adam step of both critics
+  kActor,    // actor loss, backward, Adam step (every update_period-th update)
+  kTarget,   // soft update of the target networks
   kCount
 };
 inline constexpr int kNumPhases = static_cast<int>(Phase::kCount);
@@ -80,8 +80,7 @@ class PhaseProfiler {
   };
 
   /// Records one finished span (start/end on the steady clock).
-  void record(Phase phase, std::chrono::steady_clock::time_point start,
-              std::chrono::steady_clock::time_point end);
+  void record(Phase phase, std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end);
 
   std::vector<PhaseSummary> summary() const;
   /// Fixed-width table: phase, count, total s, mean/min/max us, share of the total.

@@ -29,11 +29,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kMaxDrainPerRing = 4096;          // records per ring per drain pass
-constexpr std::uint64_t kMinRingBytes = 4096;             // smallest ring the driver lays out
+constexpr std::uint32_t kMaxDrainPerRing = 4096;              // records per ring per drain pass
+constexpr std::uint64_t kMinRingBytes = 4096;                 // smallest ring the driver lays out
 constexpr std::size_t kMaxLagSamples = std::size_t{1} << 22;  // lag samples kept for the summary
 constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);
-constexpr const char* kRunSection = "run";                // the driver's checkpoint section
+constexpr const char* kRunSection = "run";  // the driver's checkpoint section
 constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{1} << 20;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -75,7 +75,8 @@ std::string final_model_file_name(std::uint32_t rep) { return fmt::format("model
 
 void DriverOptions::validate() const {
   if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
-  if (actors < 1 || actors > kMaxActors) throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
+  if (actors < 1 || actors > kMaxActors)
+    throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
   if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
   if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
   if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
@@ -184,8 +185,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     if (checkpoint && ck_meta.value("rep", -1) == static_cast<int>(rep)) {
       algo.load(*checkpoint);
       seconds_before = ck_meta.value("seconds", 0.0);
-      spdlog::info("train: resuming repetition {} at {} {} (learner version {})", rep, algo.budget_used(),
-                   budget_key, algo.version());
+      spdlog::info("train: resuming repetition {} at {} {} (learner version {})", rep, algo.budget_used(), budget_key,
+                   algo.version());
     }
     checkpoint.reset();
     rep_budget_start = algo.budget_used();
@@ -206,7 +207,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     if (!actors_started) {
       sup.start();
       actors_started = true;
-      seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);  // after the first publish
+      seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning),
+                                std::memory_order_release);  // after the first publish
     }
 
     const auto rep_t0 = Clock::now();
@@ -309,7 +311,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         budget_at_metrics = tick.budget;
         version_at_metrics = algo.version();
       }
-      if (o.checkpoint_every_s > 0 && std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
+      if (o.checkpoint_every_s > 0 &&
+          std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
         write_checkpoint();
     }
     budget_done = budget_now();
@@ -348,7 +351,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
-  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining), std::memory_order_release);  // before the stop flag
+  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining),
+                            std::memory_order_release);  // before the stop flag
   sup.stop();
   summary.actor_restarts = sup.total_restarts();
   std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);

@@ -45,13 +45,13 @@ enum class BudgetUnit { kPrograms, kEnvSteps };
 
 /// What the driver tells an algorithm when it asks for a metrics row or a progress line.
 struct DriverTick {
-  std::uint32_t rep = 0;            // repetition index (global)
-  std::uint32_t repetitions = 0;    // repetitions in the run
-  std::uint64_t budget = 0;         // budget used in this repetition
-  double budget_per_s = 0;          // since the previous tick
-  double updates_per_s = 0;         // learner steps per second since the previous tick
+  std::uint32_t rep = 0;                   // repetition index (global)
+  std::uint32_t repetitions = 0;           // repetitions in the run
+  std::uint64_t budget = 0;                // budget used in this repetition
+  double budget_per_s = 0;                 // since the previous tick
+  double updates_per_s = 0;                // learner steps per second since the previous tick
   std::uint64_t lag_p50 = 0, lag_max = 0;  // over the records drained since the previous tick
-  double seconds = 0;               // of this repetition, resumed time included
+  double seconds = 0;                      // of this repetition, resumed time included
 };
 
 class Algorithm {
@@ -116,20 +116,20 @@ class Algorithm {
 };
 
 struct DriverOptions {
-  std::string run_dir;                // required
+  std::string run_dir;  // required
   std::uint32_t actors = 1;
   std::uint32_t repetitions = 1;
-  std::uint64_t max_budget = 0;       // per repetition; 0 = unlimited
-  double max_seconds = 0;             // per repetition; 0 = unlimited
+  std::uint64_t max_budget = 0;  // per repetition; 0 = unlimited
+  double max_seconds = 0;        // per repetition; 0 = unlimited
   bool stop_on_success = true;
-  double checkpoint_every_s = 30;     // <= 0: only on interruption and at the end of a repetition
+  double checkpoint_every_s = 30;  // <= 0: only on interruption and at the end of a repetition
   double metrics_every_s = 1;
-  std::uint64_t seed = 1;             // base seed: actor seeds derive from it (common/seeds.h)
-  std::string config_path;            // resolved config handed to each actor (--config)
-  std::string executable;             // actor binary; empty = this process's binary
+  std::uint64_t seed = 1;   // base seed: actor seeds derive from it (common/seeds.h)
+  std::string config_path;  // resolved config handed to each actor (--config)
+  std::string executable;   // actor binary; empty = this process's binary
   bool resume = false;
-  bool quiet = false;                 // no progress line (benchmarks)
-  std::string run_id;                 // segment run id; empty = train-<pid>
+  bool quiet = false;  // no progress line (benchmarks)
+  std::string run_id;  // segment run id; empty = train-<pid>
   /// Settings that define the run: stored in every checkpoint and results line, and compared
   /// on --resume (a changed value is a UsageError naming it).
   nlohmann::json identity = nlohmann::json::object();
@@ -139,17 +139,17 @@ struct DriverOptions {
 };
 
 struct DriverSummary {
-  std::vector<nlohmann::json> results;   // results lines of the repetitions run now
-  std::uint64_t budget = 0;              // records taken in this invocation
-  double seconds = 0;                    // wall time of this invocation's training
-  double budget_per_s = 0;               // budget / seconds (actor start-up included)
-  double steady_budget_per_s = 0;        // from the first record to the end
-  std::uint64_t updates = 0;             // learner steps in this invocation
+  std::vector<nlohmann::json> results;  // results lines of the repetitions run now
+  std::uint64_t budget = 0;             // records taken in this invocation
+  double seconds = 0;                   // wall time of this invocation's training
+  double budget_per_s = 0;              // budget / seconds (actor start-up included)
+  double steady_budget_per_s = 0;       // from the first record to the end
+  std::uint64_t updates = 0;            // learner steps in this invocation
   double updates_per_s = 0;
   std::uint64_t lag_p50 = 0, lag_max = 0;  // over every record taken
   std::uint32_t actor_restarts = 0;
-  bool interrupted = false;              // SIGINT/SIGTERM: checkpoint written, run paused
-  bool already_done = false;             // --resume of a run whose repetitions are all done
+  bool interrupted = false;   // SIGINT/SIGTERM: checkpoint written, run paused
+  bool already_done = false;  // --resume of a run whose repetitions are all done
 };
 
 /// File names inside a run directory.

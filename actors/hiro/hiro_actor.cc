@@ -386,8 +386,8 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
     if (!o.run_dir.empty()) runfiles::write_file_atomic(fs::path(o.run_dir) / kEvalTrajectoryFile, csv.str());
     std::byte* dst = rt.ring().try_reserve(sizeof rec);
     while (dst == nullptr) {
-      if (wait_until([&] { return (dst = rt.ring().try_reserve(sizeof rec)) != nullptr; }, rt.stop_flag(), kWaitSlice) ==
-          WaitResult::kStopped)
+      if (wait_until([&] { return (dst = rt.ring().try_reserve(sizeof rec)) != nullptr; }, rt.stop_flag(),
+                     kWaitSlice) == WaitResult::kStopped)
         return 0;
       rt.heartbeat();
     }

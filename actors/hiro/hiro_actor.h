@@ -52,24 +52,24 @@ inline constexpr int kExitBadBlob = 4;
 enum class NextGoal { kEmitted, kTransition };
 
 struct HiroActorOptions {
-  std::string segment;                 // run segment name
+  std::string segment;  // run segment name
   std::uint32_t slot = 0;
   std::uint64_t seed = 1;              // exploration noise and episode seeds
   std::string env = "kinematic-maze";  // envs/maze/factory.h name
   envs::maze::MazeEnvOptions env_options{};
-  bool fixed_target = false;           // train on the primary eval target (AntMaze/PointMaze)
+  bool fixed_target = false;  // train on the primary eval target (AntMaze/PointMaze)
   hiro::GoalSpaceKind goal_space = hiro::GoalSpaceKind::kXy;
   int meta_period = hiro::kDefaultMetaPeriod;  // c
-  int hidden = 300;                    // both hidden layers, both networks
-  double low_noise = 1.0;              // sigma, env action units (§3; PointMaze 0.1)
-  double high_noise = 1.0;             // sigma, goal units (§3)
+  int hidden = 300;                            // both hidden layers, both networks
+  double low_noise = 1.0;                      // sigma, env action units (§3; PointMaze 0.1)
+  double high_noise = 1.0;                     // sigma, goal units (§3)
   NextGoal next_goal = NextGoal::kEmitted;
-  std::uint32_t train_actors = 1;      // collectors in the run (fair-share throttle)
-  std::uint32_t throttle_slack = 20;   // env steps a collector may run ahead of its share
+  std::uint32_t train_actors = 1;     // collectors in the run (fair-share throttle)
+  std::uint32_t throttle_slack = 20;  // env steps a collector may run ahead of its share
   // evaluator
-  std::uint64_t eval_every = 50000;    // training env steps between evaluations
+  std::uint64_t eval_every = 50000;  // training env steps between evaluations
   std::uint32_t eval_episodes = 50;
-  std::string run_dir;                 // where the evaluator writes eval_trajectory.csv
+  std::string run_dir;  // where the evaluator writes eval_trajectory.csv
   bool require_parent_creator = true;
 
   /// Throws UsageError naming the first bad value.

@@ -38,9 +38,9 @@ class Mlp {
   using Vector = Eigen::VectorXf;
 
   hiro::MlpOffsets m_;
-  RowMatrix w1_, w2_, w3_;               // [h1 x in], [h2 x h1], [out x h2]
+  RowMatrix w1_, w2_, w3_;  // [h1 x in], [h2 x h1], [out x h2]
   Vector b1_, b2_, b3_, mask_, mid_, half_range_;
-  Vector x_, h1_, h2_, o_;               // scratch
+  Vector x_, h1_, h2_, o_;  // scratch
 };
 
 /// Both acting networks of one blob layout.

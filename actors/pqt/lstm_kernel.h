@@ -38,11 +38,9 @@ class SamplerKernel {
   /// Pre-transforms a blob (layout of common/pqt/policy_layout.h) into the kernel's form.
   virtual void set_weights(const float* blob) = 0;
   /// tokens/log_probs [B, T] row-major, lengths [B]; padding written as 0.
-  virtual void sample(std::uint64_t seed, std::int32_t* tokens, std::int32_t* lengths,
-                      float* log_probs) = 0;
+  virtual void sample(std::uint64_t seed, std::int32_t* tokens, std::int32_t* lengths, float* log_probs) = 0;
   /// tokens [b, t] (b <= B, t <= T) -> logits [b, t, vocab] row-major.
-  virtual void teacher_forced_logits(const std::int32_t* tokens, int b, int t,
-                                     float* logits) = 0;
+  virtual void teacher_forced_logits(const std::int32_t* tokens, int b, int t, float* logits) = 0;
 };
 
 // Factories, one per translation unit; the caller owns the result.

@@ -124,8 +124,7 @@ class Kernel final : public SamplerKernel {
     }
   }
 
-  void sample(std::uint64_t seed, std::int32_t* tokens, std::int32_t* lengths,
-              float* log_probs) override {
+  void sample(std::uint64_t seed, std::int32_t* tokens, std::int32_t* lengths, float* log_probs) override {
     const int b = c_.batch_size;
     const int t_max = c_.max_len;
     const int first = c_.eos_token ? 0 : 1;  // first drawable token
@@ -225,8 +224,7 @@ class Kernel final : public SamplerKernel {
     sig = (sig * 0.5f).tanh() * 0.5f + 0.5f;  // sigmoid via the vectorised tanh
     auto j = g.rightCols(h).array();
     j = j.tanh();
-    cell_[l].array() = cell_[l].array() * g.middleCols(h, h).array() +
-                       g.leftCols(h).array() * g.rightCols(h).array();
+    cell_[l].array() = cell_[l].array() * g.middleCols(h, h).array() + g.leftCols(h).array() * g.rightCols(h).array();
     hidden(l).array() = g.middleCols(2 * h, h).array() * cell_[l].array().tanh();
   }
 
@@ -259,8 +257,8 @@ class Kernel final : public SamplerKernel {
   KernelConfig c_;
   int h_[kMaxKernelLayers] = {};
   int in_[kMaxKernelLayers] = {};
-  Mat ekb0_;  // [V, 4 h0]
-  Mat kh0_;   // [h0, 4 h0]
+  Mat ekb0_;                    // [V, 4 h0]
+  Mat kh0_;                     // [h0, 4 h0]
   Mat k_[kMaxKernelLayers];     // l >= 1: [in_l + h_l, 4 h_l]
   Vec bias_[kMaxKernelLayers];  // l >= 1: [4 h_l], forget bias folded in
   Mat w_;                       // [h_top, V]

@@ -20,9 +20,8 @@ bool cpu_has_avx2() {
 
 bool cpu_has_avx512() {
 #if defined(__x86_64__) || defined(__i386__)
-  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512bw");
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
 #else
   return false;
 #endif
@@ -47,11 +46,16 @@ detail::SamplerKernel* make_kernel(SamplerIsa isa, const detail::KernelConfig& c
 
 const char* sampler_isa_name(SamplerIsa isa) {
   switch (isa) {
-    case SamplerIsa::kAuto: return "auto";
-    case SamplerIsa::kGeneric: return "generic";
-    case SamplerIsa::kAvx2: return "avx2";
-    case SamplerIsa::kAvx512: return "avx512";
-    case SamplerIsa::kNative: return "native";
+    case SamplerIsa::kAuto:
+      return "auto";
+    case SamplerIsa::kGeneric:
+      return "generic";
+    case SamplerIsa::kAvx2:
+      return "avx2";
+    case SamplerIsa::kAvx512:
+      return "avx512";
+    case SamplerIsa::kNative:
+      return "native";
   }
   return "?";
 }
@@ -80,20 +84,18 @@ struct LstmSampler::Kernel {
   bool has_weights = false;
 };
 
-LstmSampler::LstmSampler(const PolicyShape& shape, const SamplerOptions& options,
-                         SamplerIsa isa) {
+LstmSampler::LstmSampler(const PolicyShape& shape, const SamplerOptions& options, SamplerIsa isa) {
   PolicyLayout layout(shape);
   if (options.batch_size < 1 || options.max_len < 1) {
-    throw UsageError("sampler batch_size and max_len must be >= 1, got B=" +
-                     std::to_string(options.batch_size) + " T=" +
-                     std::to_string(options.max_len));
+    throw UsageError("sampler batch_size and max_len must be >= 1, got B=" + std::to_string(options.batch_size) +
+                     " T=" + std::to_string(options.max_len));
   }
   if (!(options.softmax_tr > 0.0f)) {
     throw UsageError("sampler softmax_tr must be > 0, got " + std::to_string(options.softmax_tr));
   }
   if (shape.num_layers() > detail::kMaxKernelLayers) {
-    throw UsageError("sampler supports at most " + std::to_string(detail::kMaxKernelLayers) +
-                     " LSTM layers, got " + std::to_string(shape.num_layers()));
+    throw UsageError("sampler supports at most " + std::to_string(detail::kMaxKernelLayers) + " LSTM layers, got " +
+                     std::to_string(shape.num_layers()));
   }
   const std::vector<SamplerIsa> isas = available_sampler_isas();
   if (isa == SamplerIsa::kAuto) {
@@ -148,8 +150,7 @@ void LstmSampler::sample(std::uint64_t seed, SampledBatch* out) {
   if (!kernel_->has_weights) throw UsageError("LstmSampler::sample before set_weights");
   if (out->batch_size != o.batch_size || out->max_len != o.max_len ||
       out->tokens.size() != static_cast<std::size_t>(o.batch_size) * o.max_len ||
-      out->log_probs.size() != out->tokens.size() ||
-      out->lengths.size() != static_cast<std::size_t>(o.batch_size)) {
+      out->log_probs.size() != out->tokens.size() || out->lengths.size() != static_cast<std::size_t>(o.batch_size)) {
     out->resize(o.batch_size, o.max_len);  // first use only; later calls allocate nothing
   }
   kernel_->impl->sample(seed, out->tokens.data(), out->lengths.data(), out->log_probs.data());
@@ -159,9 +160,9 @@ void LstmSampler::teacher_forced_logits(const std::int32_t* tokens, int b, int t
   const SamplerOptions& o = kernel_->options;
   if (!kernel_->has_weights) throw UsageError("teacher_forced_logits before set_weights");
   if (b < 1 || b > o.batch_size || t < 1 || t > o.max_len) {
-    throw UsageError("teacher_forced_logits shape [" + std::to_string(b) + ", " +
-                     std::to_string(t) + "] exceeds the sampler's [" +
-                     std::to_string(o.batch_size) + ", " + std::to_string(o.max_len) + "]");
+    throw UsageError("teacher_forced_logits shape [" + std::to_string(b) + ", " + std::to_string(t) +
+                     "] exceeds the sampler's [" + std::to_string(o.batch_size) + ", " + std::to_string(o.max_len) +
+                     "]");
   }
   kernel_->impl->teacher_forced_logits(tokens, b, t, out);
 }

@@ -35,8 +35,7 @@ std::vector<SamplerIsa> available_sampler_isas();
 class LstmSampler {
  public:
   /// Throws UsageError on a bad shape/options or an ISA that is not available.
-  LstmSampler(const PolicyShape& shape, const SamplerOptions& options,
-              SamplerIsa isa = SamplerIsa::kAuto);
+  LstmSampler(const PolicyShape& shape, const SamplerOptions& options, SamplerIsa isa = SamplerIsa::kAuto);
   ~LstmSampler();
   LstmSampler(const LstmSampler&) = delete;
   LstmSampler& operator=(const LstmSampler&) = delete;

@@ -93,7 +93,8 @@ int run_pqt_actor(const PqtActorOptions& o) {
           return;
         }
       }
-      encode_program_episode(dst, h, batch.row(i), batch.log_probs.data() + static_cast<std::size_t>(i) * batch.max_len);
+      encode_program_episode(dst, h, batch.row(i),
+                             batch.log_probs.data() + static_cast<std::size_t>(i) * batch.max_len);
       rt.ring().commit(kRecordProgramEpisode, version);
     });
     rt.ring().flush();
@@ -114,8 +115,7 @@ double actor_only_programs_per_s(const PqtActorOptions& o, const float* weights,
   const auto t0 = std::chrono::steady_clock::now();
   const auto deadline = t0 + std::chrono::duration<double>(seconds);
   for (std::uint64_t k = 0; std::chrono::steady_clock::now() < deadline; ++k) {
-    sample_and_score(sampler, scorer, batch, code, mix_seed(o.seed, k), k,
-                     [](int, const ProgramEpisodeHeader&) {});
+    sample_and_score(sampler, scorer, batch, code, mix_seed(o.seed, k), k, [](int, const ProgramEpisodeHeader&) {});
     programs += static_cast<std::uint64_t>(o.batch_size);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

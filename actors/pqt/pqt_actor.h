@@ -17,13 +17,13 @@
 namespace ringrl::actors {
 
 struct PqtActorOptions {
-  std::string segment;         // run segment name
-  std::uint32_t slot = 0;      // this actor's slot
-  std::uint64_t seed = 1;      // sampling seed (batch k uses a seed derived from it and k)
+  std::string segment;     // run segment name
+  std::uint32_t slot = 0;  // this actor's slot
+  std::uint64_t seed = 1;  // sampling seed (batch k uses a seed derived from it and k)
   std::string task = "reverse";
-  bf::ScoreOptions score{};    // scoring settings (max_code_length = T)
+  bf::ScoreOptions score{};  // scoring settings (max_code_length = T)
   PolicyShape shape{};
-  int batch_size = 64;         // programs per sampled batch
+  int batch_size = 64;  // programs per sampled batch
   bool eos_token = false;
   float softmax_tr = 1.0f;
   bool require_parent_creator = true;  // refuse a segment not made by the parent process

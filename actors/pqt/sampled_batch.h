@@ -12,8 +12,8 @@
 namespace ringrl::actors {
 
 struct SampledBatch {
-  int batch_size = 0;  // B
-  int max_len = 0;     // T
+  int batch_size = 0;                 // B
+  int max_len = 0;                    // T
   std::vector<std::int32_t> tokens;   // [B, T]
   std::vector<std::int32_t> lengths;  // [B]
   std::vector<float> log_probs;       // [B, T]
@@ -31,10 +31,10 @@ struct SampledBatch {
 
 /// Options shared by the samplers.
 struct SamplerOptions {
-  int batch_size = 64;         // B
-  int max_len = 100;           // T
-  bool eos_token = false;      // false: EOS is never drawn (logit -2.4e38)
-  float softmax_tr = 1.0f;     // inverse temperature applied to the logits when sampling
+  int batch_size = 64;      // B
+  int max_len = 100;        // T
+  bool eos_token = false;   // false: EOS is never drawn (logit -2.4e38)
+  float softmax_tr = 1.0f;  // inverse temperature applied to the logits when sampling
 };
 
 }  // namespace ringrl::actors

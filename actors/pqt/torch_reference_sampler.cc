@@ -23,7 +23,7 @@ struct TorchReferenceSampler::Impl {
   SamplerOptions options;
   torch::Tensor embedding;  // [V, E]
   std::vector<torch::nn::LSTMCell> cells;
-  torch::Tensor output;     // [h_top, V]
+  torch::Tensor output;  // [h_top, V]
   bool has_weights = false;
 
   Impl(const PolicyShape& shape, const SamplerOptions& o) : layout(shape), options(o) {
@@ -33,8 +33,7 @@ struct TorchReferenceSampler::Impl {
   }
 
   /// Runs one token step of all layers; returns logits [B, V] (EOS masked if configured).
-  torch::Tensor step(const torch::Tensor& input, std::vector<torch::Tensor>* h,
-                     std::vector<torch::Tensor>* c) {
+  torch::Tensor step(const torch::Tensor& input, std::vector<torch::Tensor>* h, std::vector<torch::Tensor>* c) {
     torch::Tensor x = embedding.index_select(0, input);
     for (std::size_t l = 0; l < cells.size(); ++l) {
       auto hc = cells[l]->forward(x, std::make_tuple((*h)[l], (*c)[l]));
@@ -57,8 +56,7 @@ struct TorchReferenceSampler::Impl {
   }
 };
 
-TorchReferenceSampler::TorchReferenceSampler(const PolicyShape& shape,
-                                             const SamplerOptions& options)
+TorchReferenceSampler::TorchReferenceSampler(const PolicyShape& shape, const SamplerOptions& options)
     : impl_(std::make_unique<Impl>(shape, options)) {
   if (options.batch_size < 1 || options.max_len < 1) {
     throw UsageError("sampler batch_size and max_len must be >= 1");
@@ -75,9 +73,7 @@ void TorchReferenceSampler::set_weights(const float* blob, std::size_t num_float
   }
   torch::NoGradGuard no_grad;
   auto view = [blob](const PolicyTensorSpec& s) {
-    return torch::from_blob(const_cast<float*>(blob + s.offset), {s.rows, s.cols},
-                            torch::kFloat32)
-        .clone();
+    return torch::from_blob(const_cast<float*>(blob + s.offset), {s.rows, s.cols}, torch::kFloat32).clone();
   };
   m.embedding = view(m.layout.embedding());
   m.output = view(m.layout.output());
@@ -85,7 +81,7 @@ void TorchReferenceSampler::set_weights(const float* blob, std::size_t num_float
   for (int l = 0; l < shape.num_layers(); ++l) {
     const int in = shape.layer_input(l);
     const int h = shape.lstm_sizes[l];
-    const torch::Tensor k = view(m.layout.lstm_kernel(l));          // [in + h, 4h]
+    const torch::Tensor k = view(m.layout.lstm_kernel(l));           // [in + h, 4h]
     const torch::Tensor b = view(m.layout.lstm_bias(l)).view({-1});  // [4h]
     auto& cell = m.cells[l];
     for (int tf = 0; tf < kLstmGates; ++tf) {
@@ -153,8 +149,7 @@ void TorchReferenceSampler::sample(std::uint64_t seed, SampledBatch* out) {
   }
 }
 
-void TorchReferenceSampler::teacher_forced_logits(const std::int32_t* tokens, int b, int t,
-                                                  float* out) {
+void TorchReferenceSampler::teacher_forced_logits(const std::int32_t* tokens, int b, int t, float* out) {
   Impl& m = *impl_;
   if (!m.has_weights) throw UsageError("teacher_forced_logits before set_weights");
   c10::InferenceMode guard;

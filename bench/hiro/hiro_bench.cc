@@ -135,8 +135,8 @@ class PlainTd3 {
  public:
   PlainTd3(const td3::Td3Options& o, torch::Device device)
       : o_(o), actor(o.shape), actor_t(o.shape), q1(o.shape), q2(o.shape), q1_t(o.shape), q2_t(o.shape) {
-    for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{actor.get(), actor_t.get(), q1.get(), q2.get(),
-                                                                         q1_t.get(), q2_t.get()})
+    for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{actor.get(), actor_t.get(), q1.get(),
+                                                                          q2.get(), q1_t.get(), q2_t.get()})
       m->to(device);
     copy_params(*actor_t, *actor, 1.0);
     copy_params(*q1_t, *q1, 1.0);
@@ -187,7 +187,8 @@ class PlainTd3 {
 torch::Tensor replay_rows(const td3::FifoReplay& replay) {
   auto t = torch::empty({static_cast<std::int64_t>(replay.size()), replay.row_floats()});
   for (std::size_t i = 0; i < replay.size(); ++i)
-    std::copy_n(replay.row(i), replay.row_floats(), t.data_ptr<float>() + i * static_cast<std::size_t>(replay.row_floats()));
+    std::copy_n(replay.row(i), replay.row_floats(),
+                t.data_ptr<float>() + i * static_cast<std::size_t>(replay.row_floats()));
   return t;
 }
 
@@ -251,7 +252,8 @@ class PlainHiro {
     const auto delta = s2.narrow(1, 0, k) - s.narrow(1, 0, k);
     const auto sigma = td3::kSampleSigmaFraction * (goal_high_ - goal_low_) / 2;
     const auto draws = delta.unsqueeze(1) + sigma * torch::randn({B, td3::kRelabelGaussianCandidates, k}, s.options());
-    const auto cands = torch::max(torch::min(torch::cat({draws, delta.unsqueeze(1), g.unsqueeze(1)}, 1), goal_high_), goal_low_);
+    const auto cands =
+        torch::max(torch::min(torch::cat({draws, delta.unsqueeze(1), g.unsqueeze(1)}, 1), goal_high_), goal_low_);
     const auto seq = cands.unsqueeze(2) + (s.narrow(1, 0, k).unsqueeze(1) - states.narrow(2, 0, k)).unsqueeze(1);
     const auto input = torch::cat({states.unsqueeze(1).expand({B, K, c, obs}), seq}, 3).reshape({B * K * c, obs + k});
     const auto pred = low_.actor(input).reshape({B, K, c, -1});
@@ -346,13 +348,15 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
         actors::HiroCollector collector(mine);
         std::string error;
         if (collector.nets().load(blob, &error)) {
-          const std::uint32_t frame = std::max(
-              hiro::transition_bytes({collector.spec().obs_dim, collector.spec().action_dim, collector.goal_space().dim}),
-              hiro::meta_transition_bytes({collector.spec().obs_dim, collector.spec().action_dim,
-                                           collector.goal_space().dim, collector.spec().task.context_dim(),
-                                           mine.meta_period}));
+          const std::uint32_t frame =
+              std::max(hiro::transition_bytes(
+                           {collector.spec().obs_dim, collector.spec().action_dim, collector.goal_space().dim}),
+                       hiro::meta_transition_bytes({collector.spec().obs_dim, collector.spec().action_dim,
+                                                    collector.goal_space().dim, collector.spec().task.context_dim(),
+                                                    mine.meta_period}));
           const auto t0 = Clock::now();
-          DiscardSink sink(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)), frame);
+          DiscardSink sink(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)),
+                           frame);
           for (std::uint64_t episode = 0;; ++episode)
             if (!collector.run_episode(episode, sink)) break;
           rate = static_cast<double>(sink.steps()) / seconds_since(t0);
@@ -408,10 +412,14 @@ HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options
     double ours_low_s = 0, ours_high_s = 0, plain_low_s = 0, plain_high_s = 0;
     for (int round = 0; round < rounds; ++round) {
       // Ours as the wing runs it (losses read back after every update), then the plain one.
-      run_for(slice, [&] { ours.update_low(); }, &r.ours.low_updates, &ours_low_s);
-      run_for(slice, [&] { plain.update_low(); }, &r.plain.low_updates, &plain_low_s);
-      run_for(slice, [&] { ours.update_high(/*read_losses=*/true, &profiler); }, &r.ours.high_updates, &ours_high_s);
-      run_for(slice, [&] { plain.update_high(&plain_relabel_s); }, &r.plain.high_updates, &plain_high_s);
+      run_for(
+          slice, [&] { ours.update_low(); }, &r.ours.low_updates, &ours_low_s);
+      run_for(
+          slice, [&] { plain.update_low(); }, &r.plain.low_updates, &plain_low_s);
+      run_for(
+          slice, [&] { ours.update_high(/*read_losses=*/true, &profiler); }, &r.ours.high_updates, &ours_high_s);
+      run_for(
+          slice, [&] { plain.update_high(&plain_relabel_s); }, &r.plain.high_updates, &plain_high_s);
     }
     double ours_relabel_s = 0;
     for (const learner::PhaseSummary& p : profiler.summary())
@@ -437,8 +445,8 @@ HiroFlops hiro_flops(const td3::HiroOptions& o, std::uint32_t high_every) {
   f.low_update = td3_update_flops(B, level_shape(o, true), o.update_period);
   f.high_update = td3_update_flops(B, level_shape(o, false), o.update_period);
   const td3::Td3Shape low = level_shape(o, true);
-  f.relabel = mlp_flops(B * td3::kRelabelCandidates * o.meta_period, low.input_dim, low.hidden1, low.hidden2,
-                        low.action_dim);
+  f.relabel =
+      mlp_flops(B * td3::kRelabelCandidates * o.meta_period, low.input_dim, low.hidden1, low.hidden2, low.action_dim);
   f.low_per_env_step = f.low_update;
   f.high_per_env_step = f.high_update / high_every;
   f.relabel_per_env_step = o.relabel == "sample" ? f.relabel / high_every : 0.0;

@@ -48,13 +48,13 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
                                    std::uint32_t n, double seconds);
 
 struct HiroLearnerBenchOptions {
-  td3::HiroOptions learner;          // shapes, hyperparameters, device, seed
-  actors::HiroActorOptions actor;    // the collector that makes the replay data
-  std::uint64_t data_steps = 2500;   // env steps of replay data (§3's initial collection)
-  std::uint32_t high_every = 10;     // env steps per high-level update (§3)
-  double seconds = 4.0;              // per side (ours / plain), split over rounds and levels
-  int rounds = 2;                    // alternating ours / plain, to share background drift
-  int warmup_updates = 3;            // per level and side, untimed
+  td3::HiroOptions learner;         // shapes, hyperparameters, device, seed
+  actors::HiroActorOptions actor;   // the collector that makes the replay data
+  std::uint64_t data_steps = 2500;  // env steps of replay data (§3's initial collection)
+  std::uint32_t high_every = 10;    // env steps per high-level update (§3)
+  double seconds = 4.0;             // per side (ours / plain), split over rounds and levels
+  int rounds = 2;                   // alternating ours / plain, to share background drift
+  int warmup_updates = 3;           // per level and side, untimed
 };
 
 /// Milliseconds per update of one side.
@@ -71,9 +71,9 @@ struct Td3Timing {
 
 struct HiroLearnerBenchResult {
   Td3Timing ours, plain;
-  double ours_env_steps_per_s = 0;   // 1000 / ours.ms_per_env_step
+  double ours_env_steps_per_s = 0;  // 1000 / ours.ms_per_env_step
   double plain_env_steps_per_s = 0;
-  double ratio = 0;                  // ours / plain env-step equivalents per second
+  double ratio = 0;  // ours / plain env-step equivalents per second
   std::string device;
 };
 

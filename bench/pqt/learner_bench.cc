@@ -31,14 +31,13 @@ class BareStep {
  public:
   BareStep(const LearnerOptions& o, const EpisodeBatch& batch, bool fused)
       : o_(o),
-        device_(o.device == "auto" ? (torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
-                                                                   : torch::Device(torch::kCPU))
-                                   : torch::Device(o.device)),
+        device_(o.device == "auto"
+                    ? (torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU))
+                    : torch::Device(o.device)),
         policy_(PolicyOptions{o.shape, o.param_init_factor, o.eos_token, o.seed, fused}) {
     policy_->to(device_);
     optimizer_ = std::make_unique<torch::optim::RMSprop>(
-        policy_->parameters(),
-        torch::optim::RMSpropOptions(o.lr).alpha(o.rms_decay).eps(o.rms_epsilon));
+        policy_->parameters(), torch::optim::RMSpropOptions(o.lr).alpha(o.rms_decay).eps(o.rms_epsilon));
     const int b = batch.batch_size;
     const int k = o.topk_enabled() ? o.topk_batch_size : 0;
     auto tokens = torch::empty({b + k, o.max_len}, torch::kInt64);
@@ -50,9 +49,7 @@ class BareStep {
     }
     tokens_ = tokens.to(device_);
     mask_ = torch::ones({b + k, o.max_len}, torch::TensorOptions().device(device_));
-    rewards_ = torch::from_blob(const_cast<float*>(batch.rewards.data()), {b}, torch::kFloat32)
-                   .clone()
-                   .to(device_);
+    rewards_ = torch::from_blob(const_cast<float*>(batch.rewards.data()), {b}, torch::kFloat32).clone().to(device_);
     baselines_ = torch::zeros({o.max_len}, torch::TensorOptions().device(device_));
     b_ = b;
     k_ = k;
@@ -66,9 +63,8 @@ class BareStep {
     const torch::Tensor mask_b = mask_.narrow(0, 0, b_);
     torch::Tensor loss = -o_.entropy_beta * entropy(lp.narrow(0, 0, b_), mask_b, kMagicLossMultiplier);
     if (o_.pg_enabled()) {
-      loss = loss + o_.pi_loss_hparam * pg_loss(alp.narrow(0, 0, b_),
-                                               advantages(rewards_, baselines_, mask_b), mask_b,
-                                               kMagicLossMultiplier);
+      loss = loss + o_.pi_loss_hparam * pg_loss(alp.narrow(0, 0, b_), advantages(rewards_, baselines_, mask_b), mask_b,
+                                                kMagicLossMultiplier);
     }
     if (k_ > 0) {
       loss = loss + o_.topk_loss_hparam * topk_loss(alp.narrow(0, b_, k_), mask_.narrow(0, b_, k_));

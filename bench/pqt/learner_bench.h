@@ -19,8 +19,8 @@ namespace ringrl::learner {
 
 struct LearnerBenchOptions {
   LearnerOptions learner = LearnerOptions::paper(TrainMode::kPqt);  // B=64, T=100, cpu
-  double seconds = 3.0;     // per side, split over rounds
-  int rounds = 3;           // alternating ours / bare, to share any background drift
+  double seconds = 3.0;                                             // per side, split over rounds
+  int rounds = 3;  // alternating ours / bare, to share any background drift
   int warmup_steps = 3;
   PhaseProfiler* profiler = nullptr;  // optional: phases of our step
 };

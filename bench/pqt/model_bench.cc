@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/pqt/sampler_bench.h"
 #include "bench/pqt/learner_bench.h"
+#include "bench/pqt/sampler_bench.h"
 
 int main(int argc, char** argv) {
   const double sampler_s = argc > 1 ? std::atof(argv[1]) : 6.0;
@@ -18,11 +18,12 @@ int main(int argc, char** argv) {
   so.rounds = 3;
   so.all_isas = true;
   const auto s = ringrl::actors::bench_sampler(so);
-  std::printf("{\"sampler\": {\"B\": %d, \"T\": %d, \"isa\": \"%s\", "
-              "\"dedicated_programs_per_s\": %.0f, \"torch_programs_per_s\": %.0f, "
-              "\"dedicated_ms_per_batch\": %.3f, \"torch_ms_per_batch\": %.3f, \"speedup\": %.2f",
-              so.sampler.batch_size, so.sampler.max_len, s.isa.c_str(), s.dedicated_programs_per_s,
-              s.torch_programs_per_s, s.dedicated_ms_per_batch, s.torch_ms_per_batch, s.speedup);
+  std::printf(
+      "{\"sampler\": {\"B\": %d, \"T\": %d, \"isa\": \"%s\", "
+      "\"dedicated_programs_per_s\": %.0f, \"torch_programs_per_s\": %.0f, "
+      "\"dedicated_ms_per_batch\": %.3f, \"torch_ms_per_batch\": %.3f, \"speedup\": %.2f",
+      so.sampler.batch_size, so.sampler.max_len, s.isa.c_str(), s.dedicated_programs_per_s, s.torch_programs_per_s,
+      s.dedicated_ms_per_batch, s.torch_ms_per_batch, s.speedup);
   for (const auto& [isa, pps] : s.per_isa_programs_per_s) {
     std::printf(", \"%s_programs_per_s\": %.0f", isa.c_str(), pps);
   }
@@ -36,13 +37,13 @@ int main(int argc, char** argv) {
   lo.rounds = 4;
   lo.profiler = trace.empty() ? nullptr : &profiler;
   const auto l = ringrl::learner::bench_learner_step(lo);
-  std::printf(" \"learner\": {\"mode\": \"pqt\", \"device\": \"%s\", \"ours_updates_per_s\": %.3f, "
-              "\"bare_updates_per_s\": %.3f, \"bare_fused_updates_per_s\": %.3f, "
-              "\"ours_ms\": %.2f, \"bare_ms\": %.2f, \"ratio\": %.3f, \"overhead_ratio\": %.3f, "
-              "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld}}\n",
-              l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s,
-              l.bare_fused_updates_per_s, l.ours_ms_per_update, l.bare_ms_per_update, l.ratio,
-              l.overhead_ratio, l.ours_steps, l.bare_steps, l.bare_fused_steps);
+  std::printf(
+      " \"learner\": {\"mode\": \"pqt\", \"device\": \"%s\", \"ours_updates_per_s\": %.3f, "
+      "\"bare_updates_per_s\": %.3f, \"bare_fused_updates_per_s\": %.3f, "
+      "\"ours_ms\": %.2f, \"bare_ms\": %.2f, \"ratio\": %.3f, \"overhead_ratio\": %.3f, "
+      "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld}}\n",
+      l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s, l.ours_ms_per_update,
+      l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.ours_steps, l.bare_steps, l.bare_fused_steps);
   if (!trace.empty()) {
     profiler.write_chrome_trace(trace);
     std::fputs(profiler.summary_table().c_str(), stderr);

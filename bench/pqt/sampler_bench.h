@@ -16,7 +16,7 @@ struct SamplerBenchOptions {
   SamplerOptions sampler{};  // B=64, T=100, eos off
   double seconds = 2.0;      // per sampler, split over rounds
   int rounds = 3;
-  bool all_isas = false;     // also time every available ISA variant of LstmSampler
+  bool all_isas = false;  // also time every available ISA variant of LstmSampler
 };
 
 struct SamplerBenchResult {
@@ -25,7 +25,7 @@ struct SamplerBenchResult {
   double torch_programs_per_s = 0;      // TorchReferenceSampler
   double dedicated_ms_per_batch = 0;
   double torch_ms_per_batch = 0;
-  double speedup = 0;                   // dedicated / torch
+  double speedup = 0;                                                  // dedicated / torch
   std::vector<std::pair<std::string, double>> per_isa_programs_per_s;  // with all_isas
 };
 

@@ -17,11 +17,11 @@
 namespace ringrl::hiro {
 
 struct HiroEvalRecord {
-  std::uint64_t env_steps;       // the learner's env-step count the evaluation was triggered at
-  std::uint32_t episodes;        // episodes run (> 0)
-  std::uint32_t successes;       // episodes whose final distance was below the threshold
-  double mean_final_distance;    // over the episodes
-  std::uint64_t weights_version; // channel version of the weights evaluated
+  std::uint64_t env_steps;        // the learner's env-step count the evaluation was triggered at
+  std::uint32_t episodes;         // episodes run (> 0)
+  std::uint32_t successes;        // episodes whose final distance was below the threshold
+  double mean_final_distance;     // over the episodes
+  std::uint64_t weights_version;  // channel version of the weights evaluated
 };
 static_assert(std::is_trivially_copyable_v<HiroEvalRecord> && std::is_standard_layout_v<HiroEvalRecord>);
 static_assert(sizeof(HiroEvalRecord) == 32);

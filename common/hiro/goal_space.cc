@@ -42,13 +42,12 @@ GoalSpace make_goal_space(GoalSpaceKind kind, int obs_dim, const std::vector<flo
     gs.mask_xy = false;
   } else {
     if (full_low.size() != full_high.size())
-      throw UsageError("env " + env_name + ": full-state goal box has " +
-                       std::to_string(full_low.size()) + " lower and " +
-                       std::to_string(full_high.size()) + " upper bounds");
+      throw UsageError("env " + env_name + ": full-state goal box has " + std::to_string(full_low.size()) +
+                       " lower and " + std::to_string(full_high.size()) + " upper bounds");
     if (full_low.size() != static_cast<std::size_t>(kOrigGoalDim))
       throw UsageError("goal space hiro_orig needs a " + std::to_string(kOrigGoalDim) +
-                       "-dim full-state goal box; env " + env_name + " has " +
-                       std::to_string(full_low.size()) + " dims (use hiro_xy)");
+                       "-dim full-state goal box; env " + env_name + " has " + std::to_string(full_low.size()) +
+                       " dims (use hiro_xy)");
     gs.dim = kOrigGoalDim;
     gs.low = full_low;
     gs.high = full_high;
@@ -57,19 +56,16 @@ GoalSpace make_goal_space(GoalSpaceKind kind, int obs_dim, const std::vector<flo
   for (int j = 0; j < gs.dim; ++j) {
     const auto i = static_cast<std::size_t>(j);
     if (!std::isfinite(gs.low[i]) || !std::isfinite(gs.high[i]) || gs.low[i] > gs.high[i])
-      throw UsageError("env " + env_name + ": goal box dim " + std::to_string(j) + " is [" +
-                       std::to_string(gs.low[i]) + ", " + std::to_string(gs.high[i]) +
-                       "], expected finite low <= high");
+      throw UsageError("env " + env_name + ": goal box dim " + std::to_string(j) + " is [" + std::to_string(gs.low[i]) +
+                       ", " + std::to_string(gs.high[i]) + "], expected finite low <= high");
   }
   if (obs_dim < gs.dim)
-    throw UsageError("goal space " + std::string(goal_space_name(kind)) + " needs at least " +
-                     std::to_string(gs.dim) + " observation dims; env " + env_name + " has " +
-                     std::to_string(obs_dim));
+    throw UsageError("goal space " + std::string(goal_space_name(kind)) + " needs at least " + std::to_string(gs.dim) +
+                     " observation dims; env " + env_name + " has " + std::to_string(obs_dim));
   return gs;
 }
 
-void goal_transition(const float* s, const float* g, const float* s_next, int k,
-                     float* g_next) noexcept {
+void goal_transition(const float* s, const float* g, const float* s_next, int k, float* g_next) noexcept {
   for (int j = 0; j < k; ++j) g_next[j] = s[j] + g[j] - s_next[j];
 }
 

@@ -22,13 +22,13 @@ namespace ringrl::hiro {
 /// The goal-space configurations of spec §2 (hiro_repr is out of scope).
 enum class GoalSpaceKind { kOrig, kXy };
 
-inline constexpr int kOrigGoalDim = 15;          // hiro_orig: k = the ant's qpos, obs[0:15]
-inline constexpr int kXyGoalDim = 2;             // hiro_xy: k = (x, y)
-inline constexpr float kXyGoalRange = 10.0f;     // hiro_xy box: +-10 per dim (§6.1)
-inline constexpr int kMaskedInputDims = 2;       // ZERO_OBS masks network inputs 0, 1 (x, y)
+inline constexpr int kOrigGoalDim = 15;             // hiro_orig: k = the ant's qpos, obs[0:15]
+inline constexpr int kXyGoalDim = 2;                // hiro_xy: k = (x, y)
+inline constexpr float kXyGoalRange = 10.0f;        // hiro_xy box: +-10 per dim (§6.1)
+inline constexpr int kMaskedInputDims = 2;          // ZERO_OBS masks network inputs 0, 1 (x, y)
 inline constexpr double kIntrinsicEpsilon = 1e-10;  // inside the sqrt of r_lo (§6.3)
-inline constexpr double kMetaRewardScale = 0.1;  // R = 0.1 x sum of c task rewards (§6.4)
-inline constexpr int kDefaultMetaPeriod = 10;    // c: env steps per high-level decision (§3)
+inline constexpr double kMetaRewardScale = 0.1;     // R = 0.1 x sum of c task rewards (§6.4)
+inline constexpr int kDefaultMetaPeriod = 10;       // c: env steps per high-level decision (§3)
 
 /// "hiro_orig" / "orig" or "hiro_xy" / "xy"; UsageError otherwise.
 GoalSpaceKind parse_goal_space(const std::string& name);
@@ -41,7 +41,7 @@ struct GoalSpace {
   int dim = 0;             // k
   std::vector<float> low;  // goal box, k values
   std::vector<float> high;
-  bool mask_xy = false;    // ZERO_OBS: low-level network inputs 0, 1 are multiplied by 0
+  bool mask_xy = false;  // ZERO_OBS: low-level network inputs 0, 1 are multiplied by 0
 
   /// (high + low) / 2 of dimension j.
   float mid(int j) const noexcept;
@@ -72,8 +72,7 @@ struct HiroDims {
 };
 
 /// Goal transition h (§6.2): g_next[j] = s[j] + g[j] - s_next[j] for j < k. No clipping.
-void goal_transition(const float* s, const float* g, const float* s_next, int k,
-                     float* g_next) noexcept;
+void goal_transition(const float* s, const float* g, const float* s_next, int k, float* g_next) noexcept;
 
 /// Multi-step form used by relabelling (§6.2): the goal in force at state s_i of a segment
 /// that started at s_start with goal g: out[j] = g[j] + s_start[j] - s_i[j].

@@ -38,7 +38,7 @@ inline constexpr std::uint8_t kTransitionKnownFlags = kTransitionEpisodeEnd;
 struct TransitionDims {
   int obs_dim = 0;
   int action_dim = 0;
-  int goal_dim = 0;     // k
+  int goal_dim = 0;  // k
 };
 
 struct MetaTransitionDims {
@@ -101,11 +101,11 @@ struct MetaTransitionHeader {
   std::uint16_t action_dim;
   std::uint16_t goal_dim;
   std::uint16_t context_dim;
-  std::uint16_t steps;       // c: low-level steps (states and actions) carried
-  std::uint8_t flags;        // kTransitionEpisodeEnd: the segment ended the episode
-  std::uint8_t reserved;     // 0
-  std::uint32_t t;           // env step within the episode (0-based) of s_t
-  std::uint64_t episode;     // the actor's episode counter (diagnostics)
+  std::uint16_t steps;    // c: low-level steps (states and actions) carried
+  std::uint8_t flags;     // kTransitionEpisodeEnd: the segment ended the episode
+  std::uint8_t reserved;  // 0
+  std::uint32_t t;        // env step within the episode (0-based) of s_t
+  std::uint64_t episode;  // the actor's episode counter (diagnostics)
 };
 static_assert(std::is_trivially_copyable_v<MetaTransitionHeader> && std::is_standard_layout_v<MetaTransitionHeader>);
 static_assert(sizeof(MetaTransitionHeader) == 24 && sizeof(MetaTransitionHeader) % alignof(float) == 0);
@@ -132,15 +132,15 @@ struct TransitionFields {
 
 /// Borrowed pointers to the fields of one high-level segment.
 struct MetaTransitionFields {
-  const float* s = nullptr;            // s_t
-  const float* g = nullptr;            // emitted goal g_t
-  const float* s_next = nullptr;       // s_{t+c}
-  const float* context = nullptr;      // G_t
-  const float* context_next = nullptr; // G_{t+c}
-  float reward = 0.0f;                 // R = 0.1 x sum of the c task rewards
-  float discount = 1.0f;               // 1, or 0 at episode end (unused for learning)
-  const float* low_states = nullptr;   // c x obs: s_t .. s_{t+c-1}
-  const float* low_actions = nullptr;  // c x act: a_t .. a_{t+c-1}
+  const float* s = nullptr;             // s_t
+  const float* g = nullptr;             // emitted goal g_t
+  const float* s_next = nullptr;        // s_{t+c}
+  const float* context = nullptr;       // G_t
+  const float* context_next = nullptr;  // G_{t+c}
+  float reward = 0.0f;                  // R = 0.1 x sum of the c task rewards
+  float discount = 1.0f;                // 1, or 0 at episode end (unused for learning)
+  const float* low_states = nullptr;    // c x obs: s_t .. s_{t+c-1}
+  const float* low_actions = nullptr;   // c x act: a_t .. a_{t+c-1}
 };
 
 namespace record_detail {
@@ -151,14 +151,13 @@ inline std::byte* put_floats(std::byte* dst, const float* src, int n) noexcept {
 inline std::byte* put_float(std::byte* dst, float v) noexcept { return put_floats(dst, &v, 1); }
 
 // Checks that every float of the block is finite; names the first bad one.
-inline bool check_finite(const std::byte* floats, int n, const char* record,
-                         std::string (*field_of)(int, const void*), const void* layout, std::string* error) {
+inline bool check_finite(const std::byte* floats, int n, const char* record, std::string (*field_of)(int, const void*),
+                         const void* layout, std::string* error) {
   for (int i = 0; i < n; ++i) {
     float v;
     std::memcpy(&v, floats + sizeof(float) * static_cast<std::size_t>(i), sizeof v);
     if (!std::isfinite(v)) {
-      *error = std::string(record) + " value " + std::to_string(v) + " at " + field_of(i, layout) +
-               " is not finite";
+      *error = std::string(record) + " value " + std::to_string(v) + " at " + field_of(i, layout) + " is not finite";
       return false;
     }
   }
@@ -249,8 +248,13 @@ inline bool decode_transition(const std::byte* data, std::uint32_t bytes, const 
   out->count = layout.floats();
   const auto field = [](int i, const void* l) -> std::string {
     const auto& L = *static_cast<const TransitionLayout*>(l);
-    const char* name = i < L.a() ? "s" : i < L.s_next() ? "a" : i < L.g() ? "s_next" : i < L.g_next() ? "g"
-                       : i < L.r_env() ? "g_next" : i < L.discount() ? "r_env" : "discount";
+    const char* name = i < L.a()          ? "s"
+                       : i < L.s_next()   ? "a"
+                       : i < L.g()        ? "s_next"
+                       : i < L.g_next()   ? "g"
+                       : i < L.r_env()    ? "g_next"
+                       : i < L.discount() ? "r_env"
+                                          : "discount";
     return std::string(name) + " (float " + std::to_string(i) + ")";
   };
   return record_detail::check_finite(out->floats, out->count, kWhat, field, &layout, error);
@@ -286,10 +290,15 @@ inline bool decode_meta_transition(const std::byte* data, std::uint32_t bytes, c
   out->count = layout.floats();
   const auto field = [](int i, const void* l) -> std::string {
     const auto& L = *static_cast<const MetaTransitionLayout*>(l);
-    const char* name = i < L.g() ? "s" : i < L.s_next() ? "g" : i < L.context() ? "s_next"
-                       : i < L.context_next() ? "context" : i < L.reward() ? "context_next"
-                       : i < L.discount() ? "reward" : i < L.low_states() ? "discount"
-                       : i < L.low_actions() ? "low_states" : "low_actions";
+    const char* name = i < L.g()              ? "s"
+                       : i < L.s_next()       ? "g"
+                       : i < L.context()      ? "s_next"
+                       : i < L.context_next() ? "context"
+                       : i < L.reward()       ? "context_next"
+                       : i < L.discount()     ? "reward"
+                       : i < L.low_states()   ? "discount"
+                       : i < L.low_actions()  ? "low_states"
+                                              : "low_actions";
     return std::string(name) + " (float " + std::to_string(i) + ")";
   };
   return record_detail::check_finite(out->floats, out->count, kWhat, field, &layout, error);

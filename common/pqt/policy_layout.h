@@ -101,8 +101,7 @@ class PolicyLayout {
     for (int l = 0; l < shape_.num_layers(); ++l) {
       const int h = shape_.lstm_sizes[l];
       const std::string prefix = "lstm" + std::to_string(l);
-      add(prefix + "/kernel", PolicyTensorKind::kLstmKernel, l, shape_.layer_input(l) + h,
-          kLstmGates * h);
+      add(prefix + "/kernel", PolicyTensorKind::kLstmKernel, l, shape_.layer_input(l) + h, kLstmGates * h);
       add(prefix + "/bias", PolicyTensorKind::kLstmBias, l, 1, kLstmGates * h);
     }
     add("output", PolicyTensorKind::kOutput, -1, shape_.top_size(), shape_.vocab);

@@ -67,11 +67,11 @@ inline bool decode_program_episode(const std::byte* data, std::uint32_t bytes, s
     return false;
   }
   // Compared in 64 bits: a huge `n` must not wrap into a small, matching 32-bit size.
-  const std::uint64_t want = sizeof(ProgramEpisodeHeader) + ((std::uint64_t{n} + 3) & ~std::uint64_t{3}) +
-                             std::uint64_t{n} * sizeof(float);
+  const std::uint64_t want =
+      sizeof(ProgramEpisodeHeader) + ((std::uint64_t{n} + 3) & ~std::uint64_t{3}) + std::uint64_t{n} * sizeof(float);
   if (bytes != want) {
-    *error = "program record of " + std::to_string(bytes) + " bytes, expected " +
-             std::to_string(want) + " for " + std::to_string(n) + " tokens";
+    *error = "program record of " + std::to_string(bytes) + " bytes, expected " + std::to_string(want) + " for " +
+             std::to_string(n) + " tokens";
     return false;
   }
   out->tokens = reinterpret_cast<const std::int8_t*>(data + sizeof(ProgramEpisodeHeader));

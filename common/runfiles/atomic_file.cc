@@ -39,8 +39,7 @@ void fsync_directory(const std::filesystem::path& dir) {
 
 AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   if (path_.filename().empty()) {
-    throw std::system_error(std::make_error_code(std::errc::is_a_directory),
-                            "atomic write target " + path_.string());
+    throw std::system_error(std::make_error_code(std::errc::is_a_directory), "atomic write target " + path_.string());
   }
   temp_path_ = path_;
   temp_path_ += ".tmp." + std::to_string(::getpid());
@@ -64,8 +63,7 @@ void AtomicFile::discard() noexcept {
 
 void AtomicFile::require_open(const char* what) const {
   if (fd_ < 0) {
-    throw std::logic_error(std::string("AtomicFile::") + what + " on a closed file " +
-                           path_.string());
+    throw std::logic_error(std::string("AtomicFile::") + what + " on a closed file " + path_.string());
   }
 }
 

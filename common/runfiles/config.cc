@@ -67,13 +67,20 @@ Kind kind_of(const json& v) {
 
 std::string kind_plural(Kind k) {
   switch (k) {
-    case Kind::kNull: return "nulls";
-    case Kind::kBool: return "booleans";
-    case Kind::kInt: return "integers";
-    case Kind::kFloat: return "numbers";
-    case Kind::kString: return "strings";
-    case Kind::kList: return "lists";
-    case Kind::kGroup: return "groups";
+    case Kind::kNull:
+      return "nulls";
+    case Kind::kBool:
+      return "booleans";
+    case Kind::kInt:
+      return "integers";
+    case Kind::kFloat:
+      return "numbers";
+    case Kind::kString:
+      return "strings";
+    case Kind::kList:
+      return "lists";
+    case Kind::kGroup:
+      return "groups";
   }
   return "values";
 }
@@ -157,8 +164,8 @@ class Setter {
 
  private:
   // Sets node[parts...] = value, where `above` holds the key parts leading to `node`.
-  void set_at(json& node_in, const std::vector<std::string>& above,
-              const std::vector<std::string>& parts, const json& value, bool top) {
+  void set_at(json& node_in, const std::vector<std::string>& above, const std::vector<std::string>& parts,
+              const json& value, bool top) {
     json* node = &node_in;
     std::vector<std::string> key = above;
     key.insert(key.end(), parts.begin(), parts.end());
@@ -167,8 +174,7 @@ class Setter {
       if (part.empty()) fail(key, value, top, "empty key part (expected a dotted name like a.b)");
       if (!node->is_object()) {
         fail(key, value, top,
-             "'" + join(walked, walked.size(), ".") + "' is not a group (it is " +
-                 expected_kind(*node) + ")");
+             "'" + join(walked, walked.size(), ".") + "' is not a group (it is " + expected_kind(*node) + ")");
       }
       auto it = node->find(part);
       if (it == node->end()) unknown_key(key, walked, part, *node, value, top);
@@ -213,10 +219,9 @@ class Setter {
     return std::string(origin_) + " " + join(key, key.size(), ".") + "=" + text;
   }
 
-  [[noreturn]] void fail_expected(const std::vector<std::string>& key, const json& value,
-                                  const json& slot, bool top) const {
-    throw UsageError(shown(key, value, top) + ": expected " + expected_kind(slot) +
-                     " (default " + slot.dump() + ")");
+  [[noreturn]] void fail_expected(const std::vector<std::string>& key, const json& value, const json& slot,
+                                  bool top) const {
+    throw UsageError(shown(key, value, top) + ": expected " + expected_kind(slot) + " (default " + slot.dump() + ")");
   }
 
   [[noreturn]] void fail(const std::vector<std::string>& key, const json& value, bool top,
@@ -224,9 +229,8 @@ class Setter {
     throw UsageError(shown(key, value, top) + ": " + problem);
   }
 
-  [[noreturn]] void unknown_key(const std::vector<std::string>& key,
-                                const std::vector<std::string>& walked, const std::string& part,
-                                const json& node, const json& value, bool top) const {
+  [[noreturn]] void unknown_key(const std::vector<std::string>& key, const std::vector<std::string>& walked,
+                                const std::string& part, const json& node, const json& value, bool top) const {
     std::string best;
     size_t best_distance = kMaxSuggestionDistance + 1;
     std::vector<std::string> known;
@@ -244,13 +248,12 @@ class Setter {
     } else if (known.empty()) {
       hint = "the group has no settings";
     } else {
-      hint = "known keys" + (walked.empty() ? std::string() : " in '" + join(walked, walked.size(), ".") + "'") +
-             ": " + join(known, known.size(), ", ");
+      hint = "known keys" + (walked.empty() ? std::string() : " in '" + join(walked, walked.size(), ".") + "'") + ": " +
+             join(known, known.size(), ", ");
     }
     std::vector<std::string> name = walked;
     name.push_back(part);
-    throw UsageError(shown(key, value, top) + ": unknown key '" + join(name, name.size(), ".") +
-                     "' (" + hint + ")");
+    throw UsageError(shown(key, value, top) + ": unknown key '" + join(name, name.size(), ".") + "' (" + hint + ")");
   }
 
   std::string_view origin_;
@@ -262,12 +265,18 @@ class Setter {
 
 std::string expected_kind(const nlohmann::json& value) {
   switch (kind_of(value)) {
-    case Kind::kNull: return "any value";
-    case Kind::kBool: return "a boolean";
-    case Kind::kInt: return "an integer";
-    case Kind::kFloat: return "a number";
-    case Kind::kString: return "a string";
-    case Kind::kGroup: return "a group of settings";
+    case Kind::kNull:
+      return "any value";
+    case Kind::kBool:
+      return "a boolean";
+    case Kind::kInt:
+      return "an integer";
+    case Kind::kFloat:
+      return "a number";
+    case Kind::kString:
+      return "a string";
+    case Kind::kGroup:
+      return "a group of settings";
     case Kind::kList: {
       std::optional<Kind> ek = element_kind(value);
       return ek ? "a list of " + kind_plural(*ek) : "a list";
@@ -291,13 +300,11 @@ Config load_config(const std::filesystem::path& file) {
   if (cfg.contains(kPresetsKey)) {
     const json& presets = cfg[kPresetsKey];
     if (!presets.is_object()) {
-      throw UsageError("config file " + file.string() + ": '" + kPresetsKey +
-                       "' must be an object of named presets");
+      throw UsageError("config file " + file.string() + ": '" + kPresetsKey + "' must be an object of named presets");
     }
     for (const auto& [name, preset] : presets.items()) {
       if (!preset.is_object()) {
-        throw UsageError("config file " + file.string() + ": preset '" + name +
-                         "' must be an object of settings");
+        throw UsageError("config file " + file.string() + ": preset '" + name + "' must be an object of settings");
       }
     }
   }
@@ -310,8 +317,7 @@ nlohmann::json parse_override_value(std::string_view text) {
   return parsed;
 }
 
-void set_strict(Config& cfg, std::string_view key, const nlohmann::json& value,
-                std::string_view origin) {
+void set_strict(Config& cfg, std::string_view key, const nlohmann::json& value, std::string_view origin) {
   std::string raw = value.dump();
   Setter setter(origin, raw, /*from_text=*/false);
   Config updated = cfg;
@@ -326,8 +332,7 @@ void apply_override(Config& cfg, std::string_view assignment, std::string_view o
   while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
   while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
   if (eq == std::string_view::npos || key.empty()) {
-    throw UsageError(std::string(origin) + " " + std::string(assignment) +
-                     ": expected key=value (e.g. batch_size=64)");
+    throw UsageError(std::string(origin) + " " + std::string(assignment) + ": expected key=value (e.g. batch_size=64)");
   }
   std::string_view text = assignment.substr(eq + 1);
   json value = parse_override_value(text);
@@ -343,8 +348,7 @@ void apply_override(Config& cfg, std::string_view assignment, std::string_view o
   cfg = std::move(updated);
 }
 
-void apply_overrides(Config& cfg, const std::vector<std::string>& assignments,
-                     const UnsignedKeys& unsigned_keys) {
+void apply_overrides(Config& cfg, const std::vector<std::string>& assignments, const UnsignedKeys& unsigned_keys) {
   Config updated = cfg;
   for (const std::string& a : assignments) apply_override(updated, a, "--set", unsigned_keys);
   cfg = std::move(updated);
@@ -366,8 +370,8 @@ void apply_preset(Config& cfg, std::string_view name) {
   auto presets = cfg.find(kPresetsKey);
   if (presets == cfg.end() || !presets->is_object() || !presets->contains(std::string(name))) {
     std::vector<std::string> names = preset_names(cfg);
-    std::string available = names.empty() ? "this config defines no presets"
-                                           : "available: " + join(names, names.size(), ", ");
+    std::string available =
+        names.empty() ? "this config defines no presets" : "available: " + join(names, names.size(), ", ");
     throw UsageError("unknown preset '" + std::string(name) + "' (" + available + ")");
   }
   const json preset = (*presets)[std::string(name)];
@@ -428,8 +432,7 @@ void check_unsigned(const Config& cfg, const UnsignedKeys& unsigned_keys) {
 
 namespace config_detail {
 
-std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, std::uint64_t min,
-                             std::uint64_t max) {
+std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, std::uint64_t min, std::uint64_t max) {
   const std::optional<std::uint64_t> n = whole_number(value, /*integral_floats=*/false);
   if (!n || *n < min || *n > max) {
     throw UsageError(whole_number_error("config key " + std::string(key), value.dump(), min, max));
@@ -438,8 +441,8 @@ std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, 
 }
 
 void type_error(std::string_view key, const nlohmann::json& value, std::string_view expected) {
-  throw UsageError("config key '" + std::string(key) + "': expected " + std::string(expected) +
-                   ", got " + value.dump());
+  throw UsageError("config key '" + std::string(key) + "': expected " + std::string(expected) + ", got " +
+                   value.dump());
 }
 
 }  // namespace config_detail

@@ -74,13 +74,11 @@ void apply_override(Config& cfg, std::string_view assignment, std::string_view o
                     const UnsignedKeys& unsigned_keys = {});
 
 /// Applies a list of `key=value` assignments in order; on error `cfg` is unchanged.
-void apply_overrides(Config& cfg, const std::vector<std::string>& assignments,
-                     const UnsignedKeys& unsigned_keys = {});
+void apply_overrides(Config& cfg, const std::vector<std::string>& assignments, const UnsignedKeys& unsigned_keys = {});
 
 /// Strictly sets `key` (dotted) to an already-typed `value` (no string-from-text leniency);
 /// `origin` prefixes error messages. On error `cfg` is unchanged.
-void set_strict(Config& cfg, std::string_view key, const nlohmann::json& value,
-                std::string_view origin);
+void set_strict(Config& cfg, std::string_view key, const nlohmann::json& value, std::string_view origin);
 
 /// Names of the presets in `cfg` (sorted), empty if there are none.
 std::vector<std::string> preset_names(const Config& cfg);
@@ -118,12 +116,10 @@ void check_unsigned(const Config& cfg, const UnsignedKeys& unsigned_keys);
 
 namespace config_detail {
 
-[[noreturn]] void type_error(std::string_view key, const nlohmann::json& value,
-                             std::string_view expected);
+[[noreturn]] void type_error(std::string_view key, const nlohmann::json& value, std::string_view expected);
 
 /// A JSON integer in [min, max], else the get_unsigned() UsageError for `key`.
-std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, std::uint64_t min,
-                             std::uint64_t max);
+std::uint64_t unsigned_value(std::string_view key, const nlohmann::json& value, std::uint64_t min, std::uint64_t max);
 
 template <class T>
 struct is_vector : std::false_type {};
@@ -165,8 +161,7 @@ T convert(std::string_view key, const nlohmann::json& v) {
     T out;
     out.reserve(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
-      out.push_back(convert<typename T::value_type>(std::string(key) + "[" + std::to_string(i) + "]",
-                                                    v[i]));
+      out.push_back(convert<typename T::value_type>(std::string(key) + "[" + std::to_string(i) + "]", v[i]));
     }
     return out;
   } else {

@@ -1,6 +1,5 @@
 #include "common/runfiles/metrics_csv.h"
 
-
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -40,8 +39,7 @@ void validate_columns(const std::vector<std::string>& columns) {
       throw std::invalid_argument("metrics CSV: column '" + c + "' is reserved");
     }
     if (c.find_first_of(",\"\r\n") != std::string::npos) {
-      throw std::invalid_argument("metrics CSV: column name '" + c +
-                                  "' contains a comma, quote or line break");
+      throw std::invalid_argument("metrics CSV: column name '" + c + "' contains a comma, quote or line break");
     }
     for (size_t j = 0; j < i; ++j) {
       if (columns[j] == c) throw std::invalid_argument("metrics CSV: duplicate column '" + c + "'");
@@ -70,17 +68,16 @@ MetricsCsv::MetricsCsv(std::filesystem::path path, std::vector<std::string> colu
   if (std::filesystem::exists(path_, ec)) {
     std::string text = read_all(path_);
     size_t header_end = text.find('\n');
-    if (!text.empty() && header_end == std::string::npos &&
-        header_.compare(0, text.size(), text) != 0) {
-      throw UsageError("metrics file " + path_.string() + " has header '" + text +
-                       "' but this run writes '" + header_ + "'");
+    if (!text.empty() && header_end == std::string::npos && header_.compare(0, text.size(), text) != 0) {
+      throw UsageError("metrics file " + path_.string() + " has header '" + text + "' but this run writes '" + header_ +
+                       "'");
     }
     if (header_end != std::string::npos) {
       std::string existing = text.substr(0, header_end);
       if (!existing.empty() && existing.back() == '\r') existing.pop_back();
       if (existing != header_) {
-        throw UsageError("metrics file " + path_.string() + " has header '" + existing +
-                         "' but this run writes '" + header_ + "'");
+        throw UsageError("metrics file " + path_.string() + " has header '" + existing + "' but this run writes '" +
+                         header_ + "'");
       }
       write_header = false;
       resumed_ = true;
@@ -112,9 +109,8 @@ void MetricsCsv::write_line(const std::string& line) {
 
 void MetricsCsv::write_row(int64_t step, double wall_s, const std::vector<double>& values) {
   if (values.size() != columns_.size()) {
-    throw std::invalid_argument("metrics CSV " + path_.string() + ": row has " +
-                                std::to_string(values.size()) + " values, header has " +
-                                std::to_string(columns_.size()) + " columns");
+    throw std::invalid_argument("metrics CSV " + path_.string() + ": row has " + std::to_string(values.size()) +
+                                " values, header has " + std::to_string(columns_.size()) + " columns");
   }
   std::string line = std::to_string(step) + "," + format_double(wall_s);
   for (double v : values) line += "," + format_double(v);

@@ -35,8 +35,7 @@ class MetricsCsv {
 
   /// One row by column name; unnamed columns stay empty, an unknown name is
   /// std::invalid_argument.
-  void write_named_row(int64_t step, double wall_s,
-                       const std::vector<std::pair<std::string, double>>& named);
+  void write_named_row(int64_t step, double wall_s, const std::vector<std::pair<std::string, double>>& named);
 
   /// The header line without its newline, e.g. "step,wall_s,loss".
   const std::string& header() const { return header_; }

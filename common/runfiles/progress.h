@@ -36,7 +36,7 @@ struct ProgressOptions {
   double tty_interval_s = kDefaultTtyIntervalS;
   double log_interval_s = kDefaultLogIntervalS;
   std::string prefix;
-  size_t width = 0;  // TTY line width; 0: ask the terminal, unlimited if it does not say
+  size_t width = 0;               // TTY line width; 0: ask the terminal, unlimited if it does not say
   std::function<double()> clock;  // seconds, monotonic; empty: steady_clock
 };
 

@@ -60,9 +60,7 @@ std::string read_all(const std::filesystem::path& file) {
   return text;
 }
 
-bool parses(std::string_view line) {
-  return !json::parse(line.begin(), line.end(), nullptr, false).is_discarded();
-}
+bool parses(std::string_view line) { return !json::parse(line.begin(), line.end(), nullptr, false).is_discarded(); }
 
 // Completes or cuts off a torn final line (see the contract).
 void repair_tail(int fd, const std::filesystem::path& file) {
@@ -131,8 +129,7 @@ std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& file) {
   return records;
 }
 
-std::set<int64_t> completed_values(const std::vector<nlohmann::json>& records,
-                                   std::string_view key) {
+std::set<int64_t> completed_values(const std::vector<nlohmann::json>& records, std::string_view key) {
   std::set<int64_t> values;
   for (const json& r : records) {
     if (!r.is_object()) continue;
@@ -150,16 +147,14 @@ void check_consistent(const std::vector<nlohmann::json>& records, const nlohmann
     for (const auto& [key, value] : expected.items()) {
       auto it = r.find(key);
       if (it != r.end() && *it != value) {
-        throw UsageError(file.string() + ": record " + std::to_string(i + 1) + " has " + key +
-                         "=" + it->dump() + " but this run has " + key + "=" + value.dump() +
-                         " (use a fresh run directory)");
+        throw UsageError(file.string() + ": record " + std::to_string(i + 1) + " has " + key + "=" + it->dump() +
+                         " but this run has " + key + "=" + value.dump() + " (use a fresh run directory)");
       }
     }
   }
 }
 
-void append_solution(const std::filesystem::path& file, std::string_view code, double reward,
-                     int64_t npe) {
+void append_solution(const std::filesystem::path& file, std::string_view code, double reward, int64_t npe) {
   append_json_line(file, json{{"code", std::string(code)}, {"reward", reward}, {"npe", npe}});
 }
 

@@ -38,8 +38,7 @@ void append_json_line(const std::filesystem::path& file, const nlohmann::json& r
 std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& file);
 
 /// The integer values of `key` over all records that have it (e.g. repetitions done).
-std::set<int64_t> completed_values(const std::vector<nlohmann::json>& records,
-                                   std::string_view key = kRepetitionKey);
+std::set<int64_t> completed_values(const std::vector<nlohmann::json>& records, std::string_view key = kRepetitionKey);
 
 /// For each key of `expected` (an object): every record that has the key must hold the same
 /// value, else a UsageError naming `file`, the record's line, the key and both values
@@ -48,7 +47,6 @@ void check_consistent(const std::vector<nlohmann::json>& records, const nlohmann
                       const std::filesystem::path& file);
 
 /// Appends {"code": code, "reward": reward, "npe": npe} to a solutions file.
-void append_solution(const std::filesystem::path& file, std::string_view code, double reward,
-                     int64_t npe);
+void append_solution(const std::filesystem::path& file, std::string_view code, double reward, int64_t npe);
 
 }  // namespace ringrl::runfiles

@@ -142,8 +142,7 @@ std::string encode_file_version_event(double wall_time) {
   return event.take();
 }
 
-std::string encode_scalar_event(std::string_view tag, int64_t step, float value,
-                                double wall_time) {
+std::string encode_scalar_event(std::string_view tag, int64_t step, float value, double wall_time) {
   ProtoWriter value_msg;
   value_msg.bytes_field(kValueTag, tag);
   value_msg.float_field(kValueSimpleValue, value);
@@ -167,8 +166,7 @@ TbWriter::TbWriter(const std::filesystem::path& dir) {
   if (ec) throw std::system_error(ec, "create directory " + dir.string());
 
   double now = unix_time_now();
-  std::string base = kFilePrefix + std::to_string(static_cast<int64_t>(std::floor(now))) + "." +
-                     host_name();
+  std::string base = kFilePrefix + std::to_string(static_cast<int64_t>(std::floor(now))) + "." + host_name();
   int fd = -1;
   for (int attempt = 0; attempt < kMaxNameAttempts; ++attempt) {
     path_ = dir / (attempt == 0 ? base : base + "." + std::to_string(attempt));
@@ -190,8 +188,7 @@ TbWriter::~TbWriter() {
   if (file_ != nullptr) std::fclose(file_);  // flushes; errors cannot be reported here
 }
 
-void TbWriter::add_scalar(std::string_view tag, int64_t step, float value,
-                          std::optional<double> wall_time) {
+void TbWriter::add_scalar(std::string_view tag, int64_t step, float value, std::optional<double> wall_time) {
   if (tag.empty()) throw UsageError("TensorBoard scalar: empty tag (expected a name)");
   write_record(encode_scalar_event(tag, step, value, wall_time ? *wall_time : unix_time_now()));
 }

@@ -41,8 +41,7 @@ std::string tf_record(std::string_view data);
 
 /// Protobuf encodings of the two event kinds this writer emits (exposed for tests).
 std::string encode_file_version_event(double wall_time);
-std::string encode_scalar_event(std::string_view tag, int64_t step, float value,
-                                double wall_time);
+std::string encode_scalar_event(std::string_view tag, int64_t step, float value, double wall_time);
 
 /// Seconds since the Unix epoch, with sub-second precision.
 double unix_time_now();
@@ -56,8 +55,7 @@ class TbWriter {
   TbWriter& operator=(const TbWriter&) = delete;
 
   /// Buffers one scalar; wall_time defaults to unix_time_now().
-  void add_scalar(std::string_view tag, int64_t step, float value,
-                  std::optional<double> wall_time = std::nullopt);
+  void add_scalar(std::string_view tag, int64_t step, float value, std::optional<double> wall_time = std::nullopt);
 
   /// Writes buffered records to the OS (not fsync).
   void flush();

@@ -98,8 +98,7 @@ std::int64_t reduce(std::int64_t count, std::int64_t base) {
 }
 
 // Smallest n >= 1 with v + n * step = 0 (mod base), for v in [1, base); false if none.
-inline bool iterations_to_zero(std::int64_t step, std::int64_t v, std::int64_t base,
-                               std::int64_t* n) {
+inline bool iterations_to_zero(std::int64_t step, std::int64_t v, std::int64_t base, std::int64_t* n) {
   if (step == 0) return false;
   if (step == base - 1) {  // "-" per iteration
     *n = v;
@@ -118,8 +117,7 @@ inline bool iterations_to_zero(std::int64_t step, std::int64_t v, std::int64_t b
 }
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -127,10 +125,14 @@ std::int64_t now_ns() {
 
 std::string_view to_string(FailureReason reason) noexcept {
   switch (reason) {
-    case FailureReason::kSuccess: return "success";
-    case FailureReason::kStepLimit: return "step-limit";
-    case FailureReason::kSyntaxError: return "syntax-error";
-    case FailureReason::kTimeout: return "timeout";
+    case FailureReason::kSuccess:
+      return "success";
+    case FailureReason::kStepLimit:
+      return "step-limit";
+    case FailureReason::kSyntaxError:
+      return "syntax-error";
+    case FailureReason::kTimeout:
+      return "timeout";
   }
   return "success";
 }
@@ -170,8 +172,7 @@ void Program::compile(std::string_view code, std::int64_t base) {
     const std::uint8_t c = kClasses.of[static_cast<unsigned char>(text[i])];
     cls[i] = c;
     brackets[num_brackets] = i;
-    num_brackets +=
-        static_cast<std::int32_t>(c == detail::kOpenBracket || c == detail::kCloseBracket);
+    num_brackets += static_cast<std::int32_t>(c == detail::kOpenBracket || c == detail::kCloseBracket);
   }
   cls[n] = detail::kEndClass;
   // Bracket table over the brackets only, with a stack and again without data-dependent
@@ -215,8 +216,8 @@ void detail::OffsetScratch::fit(std::size_t code_size) {
   origin = static_cast<std::int32_t>(code_size);
 }
 
-bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int32_t end,
-                            std::int64_t base, OffsetScratch& scratch, Flat* flat) {
+bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int32_t end, std::int64_t base,
+                            OffsetScratch& scratch, Flat* flat) {
   std::int64_t* acc = scratch.acc.data() + scratch.origin;  // indexed by offset
   std::int8_t* set = scratch.set.data() + scratch.origin;
   Flat f{};
@@ -228,11 +229,21 @@ bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int3
   bool nested = false;
   for (std::int32_t k = begin; k < end && !nested; ++k) {
     switch (code[static_cast<std::size_t>(k)]) {
-      case '+': acc[pos] = add_in_range(acc[pos], 1 % base, base); break;
-      case '-': acc[pos] = add_in_range(acc[pos], base - 1, base); break;
-      case '>': high = std::max(high, ++pos); break;
-      case '<': f.min_pos = std::min(f.min_pos, --pos); break;
-      case '.': f.has_io = true; break;
+      case '+':
+        acc[pos] = add_in_range(acc[pos], 1 % base, base);
+        break;
+      case '-':
+        acc[pos] = add_in_range(acc[pos], base - 1, base);
+        break;
+      case '>':
+        high = std::max(high, ++pos);
+        break;
+      case '<':
+        f.min_pos = std::min(f.min_pos, --pos);
+        break;
+      case '.':
+        f.has_io = true;
+        break;
       case ',':
         f.has_io = true;
         f.has_input = true;
@@ -240,8 +251,11 @@ bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int3
         set[pos] = 1;
         break;
       case '[':
-      case ']': nested = true; break;
-      default: break;
+      case ']':
+        nested = true;
+        break;
+      default:
+        break;
     }
   }
   f.shift = pos;
@@ -259,8 +273,8 @@ bool detail::summarize_flat(std::string_view code, std::int32_t begin, std::int3
   return !nested;
 }
 
-void detail::OpStream::flush_block(std::int64_t base, std::int32_t cost, std::int32_t start,
-                                   std::int32_t pos, std::int32_t min_pos, std::int32_t max_pos) {
+void detail::OpStream::flush_block(std::int64_t base, std::int32_t cost, std::int32_t start, std::int32_t pos,
+                                   std::int32_t min_pos, std::int32_t max_pos) {
   std::int64_t* acc = scratch_.acc.data() + scratch_.origin;  // indexed by offset
   Block& block = blocks.emplace_back();
   block.first_delta = static_cast<std::int32_t>(deltas.size());
@@ -383,9 +397,15 @@ void detail::OpStream::build(const Program& program) {
         push_op(OpKind::kOpen, 1, -1, i);
         break;
       }
-      case detail::kCloseBracket: close_loop(program, i); break;
-      case detail::kDot: push_op(OpKind::kOut, 1, 0, i); break;
-      default: push_op(OpKind::kIn, 1, 0, i); break;
+      case detail::kCloseBracket:
+        close_loop(program, i);
+        break;
+      case detail::kDot:
+        push_op(OpKind::kOut, 1, 0, i);
+        break;
+      default:
+        push_op(OpKind::kIn, 1, 0, i);
+        break;
     }
     ++i;
   }
@@ -425,8 +445,7 @@ void Machine::reset_cycle_detection() {
   cycle_lambda_ = 0;
 }
 
-void Machine::reset(const std::int64_t* input, std::size_t input_size,
-                    const std::vector<std::int64_t>& init_memory) {
+void Machine::reset(const std::int64_t* input, std::size_t input_size, const std::vector<std::int64_t>& init_memory) {
   // Cells past tape_len_ are already 0; clear the ones the previous run used.
   std::fill(tape_.begin(), tape_.begin() + tape_len_, 0);
   const std::int64_t base = options_.base;
@@ -471,8 +490,8 @@ RunSummary Machine::run(std::string_view code, const std::vector<std::int64_t>& 
 RunSummary Machine::run(const Program& program, const std::int64_t* input, std::size_t input_size,
                         const std::vector<std::int64_t>& init_memory) {
   if (program.base() != options_.base) {
-    throw UsageError("bf: program compiled for base " + std::to_string(program.base()) +
-                     ", machine runs base " + std::to_string(options_.base));
+    throw UsageError("bf: program compiled for base " + std::to_string(program.base()) + ", machine runs base " +
+                     std::to_string(options_.base));
   }
   reset(input, input_size, init_memory);
   if (options_.require_correct_syntax && !program.syntax_ok()) {
@@ -516,17 +535,26 @@ RunSummary Machine::run_plain(const Program& program, std::size_t ip) {
       case '<':
         if (dp > 0) --dp;
         break;
-      case '+': cell = cell < base - 1 ? cell + 1 : 0; break;
-      case '-': cell = cell > 0 ? cell - 1 : base - 1; break;
+      case '+':
+        cell = cell < base - 1 ? cell + 1 : 0;
+        break;
+      case '-':
+        cell = cell > 0 ? cell - 1 : base - 1;
+        break;
       case '[':
         if (cell == 0) ip = static_cast<std::size_t>(match[ip]);
         break;
       case ']':
         if (cell != 0) ip = static_cast<std::size_t>(match[ip]);
         break;
-      case '.': output_.push_back(cell); break;
-      case ',': cell = input_pos_ < input_size_ ? input_[input_pos_++] : 0; break;
-      default: break;
+      case '.':
+        output_.push_back(cell);
+        break;
+      case ',':
+        cell = input_pos_ < input_size_ ? input_[input_pos_++] : 0;
+        break;
+      default:
+        break;
     }
     ++ip;
     ++steps;
@@ -586,8 +614,7 @@ bool Machine::repeats(std::int32_t point, std::int64_t dp, std::int64_t steps, s
   return false;
 }
 
-std::int64_t Machine::simulate_iteration(const Program& program, const Flat& flat, std::int64_t dp,
-                                         std::int64_t* top) {
+std::int64_t Machine::simulate_iteration(const Program& program, const Flat& flat, std::int64_t dp, std::int64_t* top) {
   const char* code = program.code_.data() + flat.body_src;
   const std::int64_t base = options_.base;
   const auto need = static_cast<std::size_t>(dp + flat.body_len + 1);
@@ -604,12 +631,18 @@ std::int64_t Machine::simulate_iteration(const Program& program, const Flat& fla
   };
   for (std::int32_t k = 0; k < flat.body_len; ++k) {
     switch (code[k]) {
-      case '>': high = std::max(high, ++pos); break;
+      case '>':
+        high = std::max(high, ++pos);
+        break;
       case '<':
         if (pos > 0) --pos;
         break;
-      case '+': add(1 % base); break;
-      case '-': add(base - 1); break;
+      case '+':
+        add(1 % base);
+        break;
+      case '-':
+        add(base - 1);
+        break;
       case ',':
         clamp_acc_[static_cast<std::size_t>(pos)] = 0;
         clamp_set_[static_cast<std::size_t>(pos)] = 1;
@@ -618,7 +651,8 @@ std::int64_t Machine::simulate_iteration(const Program& program, const Flat& fla
       case '.':
         clamp_out_.push_back(PendingOutput{pos, clamp_acc_[static_cast<std::size_t>(pos)]});
         break;
-      default: break;
+      default:
+        break;
     }
   }
   *top = high;
@@ -634,9 +668,8 @@ void Machine::clear_clamp_scratch() {
   clamp_out_.clear();
 }
 
-Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Flat& f,
-                                                std::int64_t dp, std::int64_t* steps,
-                                                std::int64_t* low) {
+Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Flat& f, std::int64_t dp,
+                                                std::int64_t* steps, std::int64_t* low) {
   std::int64_t top = 0;
   if (simulate_iteration(program, f, dp, &top) != dp) {
     clear_clamp_scratch();
@@ -644,8 +677,8 @@ Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Fl
   }
   const std::int64_t base = options_.base;
   std::int64_t n = 0;
-  const bool finite = iterations_to_zero(clamp_acc_[static_cast<std::size_t>(dp)],
-                                         tape_[static_cast<std::size_t>(dp)], base, &n);
+  const bool finite =
+      iterations_to_zero(clamp_acc_[static_cast<std::size_t>(dp)], tape_[static_cast<std::size_t>(dp)], base, &n);
   const std::int64_t room = step_limit_ - 1 - *steps;  // steps that stay below the limit
   const bool fits = finite && n <= room / f.iter_cost;
   std::int64_t times = n;
@@ -673,8 +706,7 @@ Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Fl
     for (std::int64_t k = 0; k < times; ++k) {
       for (std::size_t j = 0; j < dots; ++j) {
         output_.push_back(out_value_[j]);
-        out_value_[j] = add_in_range(
-            out_value_[j], clamp_acc_[static_cast<std::size_t>(clamp_out_[j].cell)], base);
+        out_value_[j] = add_in_range(out_value_[j], clamp_acc_[static_cast<std::size_t>(clamp_out_[j].cell)], base);
       }
     }
   }
@@ -691,8 +723,7 @@ Machine::ClosedForm Machine::solve_neutral_loop(const Program& program, const Fl
   return fits ? ClosedForm::kDone : ClosedForm::kPartial;
 }
 
-Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, std::int64_t dp,
-                                         std::int64_t steps) {
+Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, std::int64_t dp, std::int64_t steps) {
   // ',' is only a constant (0) once the input is used up.
   if (f.has_input && input_pos_ < input_size_) return LoopVerdict::kKeep;
   const std::int64_t base = options_.base;
@@ -705,8 +736,7 @@ Machine::LoopVerdict Machine::check_flat(const Program& program, const Flat& f, 
     const bool neutral = simulate_iteration(program, f, dp, &top) == dp;
     const auto at = static_cast<std::size_t>(dp);
     std::int64_t n = 1;
-    const bool finite =
-        clamp_set_[at] != 0 ? clamp_acc_[at] == 0 : iterations_to_zero(clamp_acc_[at], v, base, &n);
+    const bool finite = clamp_set_[at] != 0 ? clamp_acc_[at] == 0 : iterations_to_zero(clamp_acc_[at], v, base, &n);
     clear_clamp_scratch();
     if (!neutral) return LoopVerdict::kKeep;
     return finite && n <= room / f.iter_cost ? LoopVerdict::kEnds : LoopVerdict::kNever;
@@ -798,8 +828,7 @@ c_close:
     if (++steps >= check_at) goto check;
     if (pending_open_ == open && summary_open_ != open) {
       summary_scratch_.fit(program.size());
-      summary_flat_ = detail::summarize_flat(program.code(), open + 1, match[open], base,
-                                             summary_scratch_, &summary_);
+      summary_flat_ = detail::summarize_flat(program.code(), open + 1, match[open], base, summary_scratch_, &summary_);
       summary_open_ = open;
     }
     const bool flat = summary_open_ == open && summary_flat_;
@@ -807,10 +836,15 @@ c_close:
       const ClosedForm solved = solve_neutral_loop(program, summary_, dp, &steps, &low);
       tape = tape_.data();
       switch (solved) {
-        case ClosedForm::kNone: break;
-        case ClosedForm::kDone: ip = match[open] + 1; RINGRL_BF_DISPATCH();
-        case ClosedForm::kPartial: RINGRL_BF_DISPATCH();
-        case ClosedForm::kNever: return step_limit_verdict();
+        case ClosedForm::kNone:
+          break;
+        case ClosedForm::kDone:
+          ip = match[open] + 1;
+          RINGRL_BF_DISPATCH();
+        case ClosedForm::kPartial:
+          RINGRL_BF_DISPATCH();
+        case ClosedForm::kNever:
+          return step_limit_verdict();
       }
     }
     if (verdict && ends_open != open) {
@@ -819,13 +853,17 @@ c_close:
           pending_open_ = -1;  // has nested loops: Brent only
         } else {
           switch (check_flat(program, summary_, dp, steps)) {
-            case LoopVerdict::kKeep: break;
-            case LoopVerdict::kDone: pending_open_ = -1; break;
+            case LoopVerdict::kKeep:
+              break;
+            case LoopVerdict::kDone:
+              pending_open_ = -1;
+              break;
             case LoopVerdict::kEnds:
               pending_open_ = -1;
               ends_open = open;
               break;
-            case LoopVerdict::kNever: return step_limit_verdict();
+            case LoopVerdict::kNever:
+              return step_limit_verdict();
           }
         }
       }
@@ -876,9 +914,8 @@ c_end:
 
 RunSummary Machine::run_fast(const Program& program, std::int32_t pc) {
   static_assert(static_cast<int>(OpKind::kEnd) == 9, "dispatch table follows OpKind");
-  static const void* const kDispatch[] = {&&op_block,     &&op_open,  &&op_loop,       &&op_scan,
-                                          &&op_flat_open, &&op_close, &&op_flat_close, &&op_out,
-                                          &&op_in,        &&op_end};
+  static const void* const kDispatch[] = {&&op_block, &&op_open,       &&op_loop, &&op_scan, &&op_flat_open,
+                                          &&op_close, &&op_flat_close, &&op_out,  &&op_in,   &&op_end};
 #define RINGRL_BF_NEXT() goto* kDispatch[static_cast<std::size_t>(ops[pc].kind)]
 
   const Op* ops = stream_.ops.data();
@@ -910,7 +947,7 @@ RunSummary Machine::run_fast(const Program& program, std::int32_t pc) {
 
   RINGRL_BF_NEXT();
 
-op_block: {
+op_block : {
   const Op& op = ops[pc];
   if (steps + op.cost >= limit) goto handoff;
   const Block& b = blocks[op.target];
@@ -920,13 +957,20 @@ op_block: {
     const char* code = program.code_.data();
     for (std::int32_t k = op.src, end = op.src + op.cost; k < end; ++k) {
       switch (code[k]) {
-        case '>': ensure_cell(++dp); break;
+        case '>':
+          ensure_cell(++dp);
+          break;
         case '<':
           if (dp > 0) --dp;
           break;
-        case '+': tape[dp] = add_in_range(tape[dp], 1 % base, base); break;
-        case '-': tape[dp] = add_in_range(tape[dp], base - 1, base); break;
-        default: break;
+        case '+':
+          tape[dp] = add_in_range(tape[dp], 1 % base, base);
+          break;
+        case '-':
+          tape[dp] = add_in_range(tape[dp], base - 1, base);
+          break;
+        default:
+          break;
       }
     }
   } else {
@@ -960,7 +1004,7 @@ op_flat_open:
   }
   RINGRL_BF_NEXT();
 
-op_loop: {
+op_loop : {
   if (steps + 1 >= limit) goto handoff;
   const Loop& loop = loops[ops[pc].target];
   const std::int64_t v = tape[dp];
@@ -1005,7 +1049,7 @@ op_loop: {
   RINGRL_BF_NEXT();
 }
 
-op_scan: {
+op_scan : {
   if (steps + 1 >= limit) goto handoff;
   const Scan& scan = scans[ops[pc].target];
   if (tape[dp] == 0) {
@@ -1059,7 +1103,7 @@ op_scan: {
   RINGRL_BF_NEXT();
 }
 
-op_flat_close: {
+op_flat_close : {
   if (steps + 1 >= limit) goto handoff;
   ++steps;
   if (tape[dp] == 0) {
@@ -1074,21 +1118,30 @@ op_flat_close: {
     const ClosedForm solved = solve_neutral_loop(program, f, dp, &steps, &low);
     tape = tape_.data();
     switch (solved) {
-      case ClosedForm::kNone: goto back_edge;
-      case ClosedForm::kDone: pc = exit; RINGRL_BF_NEXT();
-      case ClosedForm::kPartial: RINGRL_BF_NEXT();
-      case ClosedForm::kNever: return step_limit_verdict();
+      case ClosedForm::kNone:
+        goto back_edge;
+      case ClosedForm::kDone:
+        pc = exit;
+        RINGRL_BF_NEXT();
+      case ClosedForm::kPartial:
+        RINGRL_BF_NEXT();
+      case ClosedForm::kNever:
+        return step_limit_verdict();
     }
   }
   if (verdict_only && flat_pending_) {
     switch (check_flat(program, f, dp, steps)) {
-      case LoopVerdict::kKeep: break;
-      case LoopVerdict::kDone: flat_pending_ = false; break;
+      case LoopVerdict::kKeep:
+        break;
+      case LoopVerdict::kDone:
+        flat_pending_ = false;
+        break;
       case LoopVerdict::kEnds:
         flat_pending_ = false;
         flat_ends = true;
         break;
-      case LoopVerdict::kNever: return step_limit_verdict();
+      case LoopVerdict::kNever:
+        return step_limit_verdict();
     }
   }
   if (flat_ends) RINGRL_BF_NEXT();
@@ -1160,8 +1213,8 @@ handoff:
 #undef RINGRL_BF_NEXT
 }
 
-RunResult evaluate(std::string_view code, const std::vector<std::int64_t>& input,
-                   const RunOptions& options, const std::vector<std::int64_t>& init_memory) {
+RunResult evaluate(std::string_view code, const std::vector<std::int64_t>& input, const RunOptions& options,
+                   const std::vector<std::int64_t>& init_memory) {
   Machine machine(options);
   Program program(code, options.base);
   const RunSummary summary = machine.run(program, input.data(), input.size(), init_memory);

@@ -42,8 +42,8 @@ enum class Engine : std::uint8_t { kFast, kPlain };
 struct RunOptions {
   std::int64_t base = kDefaultBase;                          // cell modulus, >= 1
   std::optional<std::int64_t> max_steps = kDefaultMaxSteps;  // nullopt: no step limit
-  bool require_correct_syntax = false;  // true: unmatched brackets fail with syntax-error
-  double timeout_s = 0.0;               // wall-clock limit in seconds; <= 0 disables it
+  bool require_correct_syntax = false;                       // true: unmatched brackets fail with syntax-error
+  double timeout_s = 0.0;                                    // wall-clock limit in seconds; <= 0 disables it
   /// false: on a step-limit failure only success/reason/steps are exact; output and memory
   /// are unspecified. Lets the machine stop as soon as it proves the program cannot finish
   /// within the limit (what the scorer wants: it discards failed runs).
@@ -185,8 +185,8 @@ struct OpStream {
     op.target = target;
     op.src = src;
   }
-  void flush_block(std::int64_t base, std::int32_t cost, std::int32_t start, std::int32_t pos,
-                   std::int32_t min_pos, std::int32_t max_pos);
+  void flush_block(std::int64_t base, std::int32_t cost, std::int32_t start, std::int32_t pos, std::int32_t min_pos,
+                   std::int32_t max_pos);
   void close_loop(const Program& program, std::int32_t position);
 
   std::vector<OpenBracket> stack_;
@@ -259,8 +259,7 @@ class Machine {
     kNever,    // verdict mode: the loop cannot end within the step limit
   };
 
-  void reset(const std::int64_t* input, std::size_t input_size,
-             const std::vector<std::int64_t>& init_memory);
+  void reset(const std::int64_t* input, std::size_t input_size, const std::vector<std::int64_t>& init_memory);
   // Source-level engine from code position 0; compiles the op stream and continues in
   // run_fast once `steps` reaches `switch_at` at a back-edge.
   RunSummary run_source(const Program& program, std::int64_t switch_at);
@@ -270,8 +269,7 @@ class Machine {
   RunSummary run_plain(const Program& program, std::size_t ip);
   // Verdict mode: can the flat loop `flat`, at a back-edge with the pointer at `dp`, still
   // end within the step limit? `steps` counts the ']' just executed.
-  LoopVerdict check_flat(const Program& program, const detail::Flat& flat, std::int64_t dp,
-                         std::int64_t steps);
+  LoopVerdict check_flat(const Program& program, const detail::Flat& flat, std::int64_t dp, std::int64_t steps);
   // Brent's cycle detection at a back-edge: true if the whole state (program point, pointer,
   // tape, input position) equals the snapshot, or, in verdict mode, equals it shifted right
   // (docs/bf.md, "translated repeats"). `low` is the lowest cell visited since the snapshot;
@@ -282,14 +280,13 @@ class Machine {
   // if one iteration from dp returns to dp (with clamping at the left edge), every later
   // iteration repeats it, so the iterations are solved in closed form; each '.' prints an
   // arithmetic progression mod base. May grow the tape.
-  ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat, std::int64_t dp,
-                                std::int64_t* steps, std::int64_t* low);
+  ClosedForm solve_neutral_loop(const Program& program, const detail::Flat& flat, std::int64_t dp, std::int64_t* steps,
+                                std::int64_t* low);
   // Simulates one iteration of a flat loop's body from `dp`, clamping at the left edge as
   // the original does (',' read as EOF). Leaves the per-cell changes in clamp_acc_ /
   // clamp_set_ / clamp_touched_ and the '.'s in clamp_out_ (the caller clears them), sets
   // *top to the highest cell reached and returns the pointer position after the iteration.
-  std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat, std::int64_t dp,
-                                  std::int64_t* top);
+  std::int64_t simulate_iteration(const Program& program, const detail::Flat& flat, std::int64_t dp, std::int64_t* top);
   void clear_clamp_scratch();
   void grow_tape(std::int64_t index);
   bool timed_out() const;
@@ -359,8 +356,7 @@ struct RunResult {
 };
 
 /// One-shot run of `code` on `input`, with memory.
-RunResult evaluate(std::string_view code, const std::vector<std::int64_t>& input,
-                   const RunOptions& options = {},
+RunResult evaluate(std::string_view code, const std::vector<std::int64_t>& input, const RunOptions& options = {},
                    const std::vector<std::int64_t>& init_memory = {});
 
 }  // namespace ringrl::bf

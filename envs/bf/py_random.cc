@@ -47,8 +47,7 @@ void Mt19937::init_by_array(const std::vector<std::uint32_t>& key) noexcept {
   int i = 1;
   int j = 0;
   for (int k = (kStateSize > key_length ? kStateSize : key_length); k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixA)) + key[j] +
-             static_cast<std::uint32_t>(j);
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixA)) + key[j] + static_cast<std::uint32_t>(j);
     ++i;
     ++j;
     if (i >= kStateSize) {
@@ -58,8 +57,7 @@ void Mt19937::init_by_array(const std::vector<std::uint32_t>& key) noexcept {
     if (j >= key_length) j = 0;
   }
   for (int k = kStateSize - 1; k > 0; --k) {
-    mt_[i] =
-        (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixB)) - static_cast<std::uint32_t>(i);
+    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * kArrayMixB)) - static_cast<std::uint32_t>(i);
     ++i;
     if (i >= kStateSize) {
       mt_[0] = mt_[kStateSize - 1];
@@ -90,8 +88,7 @@ std::uint32_t Mt19937::next_u32() noexcept {
 
 std::vector<std::uint32_t> Py2Random::seed_key(std::int64_t seed) {
   // |seed| split into 32-bit words, least significant first; 0 gives the key [0].
-  std::uint64_t magnitude =
-      seed < 0 ? 0 - static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(seed);
+  std::uint64_t magnitude = seed < 0 ? 0 - static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(seed);
   std::vector<std::uint32_t> key;
   do {
     key.push_back(static_cast<std::uint32_t>(magnitude));
@@ -137,8 +134,7 @@ std::int64_t NumpyRandomState::randint(std::int64_t lo, std::int64_t hi) noexcep
   return lo + static_cast<std::int64_t>(bounded(static_cast<std::uint32_t>(hi - lo - 1)));
 }
 
-std::vector<std::int64_t> NumpyRandomState::choice_without_replacement(std::int64_t m,
-                                                                       std::int64_t k) noexcept {
+std::vector<std::int64_t> NumpyRandomState::choice_without_replacement(std::int64_t m, std::int64_t k) noexcept {
   std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
   for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
   for (std::int64_t i = m - 1; i > 0; --i) {

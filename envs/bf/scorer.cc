@@ -23,22 +23,24 @@ RunOptions machine_options(const Task& task, const ScoreOptions& options) {
 
 ScoreReason from_failure(FailureReason reason) {
   switch (reason) {
-    case FailureReason::kStepLimit: return ScoreReason::kStepLimit;
-    case FailureReason::kSyntaxError: return ScoreReason::kSyntaxError;
-    case FailureReason::kTimeout: return ScoreReason::kTimeout;
-    case FailureReason::kSuccess: break;
+    case FailureReason::kStepLimit:
+      return ScoreReason::kStepLimit;
+    case FailureReason::kSyntaxError:
+      return ScoreReason::kSyntaxError;
+    case FailureReason::kTimeout:
+      return ScoreReason::kTimeout;
+    case FailureReason::kSuccess:
+      break;
   }
   return ScoreReason::kCorrect;
 }
 
 const ScoreOptions& validated(const ScoreOptions& options) {
   if (options.max_code_length < 0) {
-    throw UsageError("bf: max_code_length must be >= 0, got " +
-                     std::to_string(options.max_code_length));
+    throw UsageError("bf: max_code_length must be >= 0, got " + std::to_string(options.max_code_length));
   }
   if (options.max_execution_steps < 1) {
-    throw UsageError("bf: max_execution_steps must be >= 1, got " +
-                     std::to_string(options.max_execution_steps));
+    throw UsageError("bf: max_execution_steps must be >= 1, got " + std::to_string(options.max_execution_steps));
   }
   return options;
 }
@@ -47,11 +49,16 @@ const ScoreOptions& validated(const ScoreOptions& options) {
 
 std::string_view to_string(ScoreReason reason) noexcept {
   switch (reason) {
-    case ScoreReason::kCorrect: return "correct";
-    case ScoreReason::kWrong: return "wrong";
-    case ScoreReason::kStepLimit: return "step-limit";
-    case ScoreReason::kSyntaxError: return "syntax-error";
-    case ScoreReason::kTimeout: return "timeout";
+    case ScoreReason::kCorrect:
+      return "correct";
+    case ScoreReason::kWrong:
+      return "wrong";
+    case ScoreReason::kStepLimit:
+      return "step-limit";
+    case ScoreReason::kSyntaxError:
+      return "syntax-error";
+    case ScoreReason::kTimeout:
+      return "timeout";
   }
   return "correct";
 }
@@ -62,9 +69,7 @@ Variant parse_variant(std::string_view text) {
   throw UsageError("bf: unknown variant '" + std::string(text) + "' (expected paper|simplify)");
 }
 
-std::string_view to_string(Variant variant) noexcept {
-  return variant == Variant::kSimplify ? "simplify" : "paper";
-}
+std::string_view to_string(Variant variant) noexcept { return variant == Variant::kSimplify ? "simplify" : "paper"; }
 
 ScoreOptions ScoreOptions::for_variant(Variant variant) {
   ScoreOptions options;
@@ -73,14 +78,12 @@ ScoreOptions ScoreOptions::for_variant(Variant variant) {
 }
 
 Scorer::Scorer(Task task, const ScoreOptions& options)
-    : task_(std::move(task)),
-      options_(validated(options)),
-      machine_(machine_options(task_, options_)) {
+    : task_(std::move(task)), options_(validated(options)), machine_(machine_options(task_, options_)) {
   // best = sum over cases of reward(target, target) + bonuses, summed in case order.
   for (const TestCase& c : task_.cases) {
-    best_reward_ += absolute_distance_reward(c.output.data(), c.output.size(), c.output.data(),
-                                             c.output.size(), task_.base) +
-                    options_.correct_bonus + options_.code_length_bonus;
+    best_reward_ +=
+        absolute_distance_reward(c.output.data(), c.output.size(), c.output.data(), c.output.size(), task_.base) +
+        options_.correct_bonus + options_.code_length_bonus;
   }
   good_reward_ = kGoodRewardFraction * best_reward_;
   program_.compile("", task_.base);
@@ -88,8 +91,7 @@ Scorer::Scorer(Task task, const ScoreOptions& options)
 
 ScoreResult Scorer::score(std::string_view code) {
   program_.compile(code, task_.base);
-  const double length_factor =
-      code_length_factor(code.size(), options_.min_code_length(), options_.max_code_length);
+  const double length_factor = code_length_factor(code.size(), options_.min_code_length(), options_.max_code_length);
   double reward = 0.0;
   ScoreReason reason = ScoreReason::kCorrect;
   for (const TestCase& c : task_.cases) {
@@ -100,8 +102,7 @@ ScoreResult Scorer::score(std::string_view code) {
       break;
     }
     const std::vector<std::int64_t>& out = machine_.output();
-    reward += absolute_distance_reward(out.data(), out.size(), c.output.data(), c.output.size(),
-                                       task_.base);
+    reward += absolute_distance_reward(out.data(), out.size(), c.output.data(), c.output.size(), task_.base);
     if (out == c.output) {
       reward += options_.correct_bonus;
       reward += options_.code_length_bonus * length_factor;
@@ -112,13 +113,9 @@ ScoreResult Scorer::score(std::string_view code) {
   return ScoreResult{reward / best_reward_, reason == ScoreReason::kCorrect, reason};
 }
 
-Scorer make_task(std::string_view name, const ScoreOptions& options) {
-  return Scorer(make_task_cases(name), options);
-}
+Scorer make_task(std::string_view name, const ScoreOptions& options) { return Scorer(make_task_cases(name), options); }
 
-Scorer make_task(std::string_view name, Variant variant) {
-  return make_task(name, ScoreOptions::for_variant(variant));
-}
+Scorer make_task(std::string_view name, Variant variant) { return make_task(name, ScoreOptions::for_variant(variant)); }
 
 std::vector<double> episode_rewards(std::size_t code_length, double total_reward) {
   std::vector<double> rewards(std::max<std::size_t>(code_length, 1), 0.0);

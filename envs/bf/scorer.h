@@ -48,9 +48,7 @@ struct ScoreOptions {
   double timeout_s = 0.0;  // per case; the original uses 0.1 s, <= 0 disables (deterministic)
 
   /// max_code_length, or 0 with code simplification.
-  std::int64_t min_code_length() const noexcept {
-    return do_code_simplification ? 0 : max_code_length;
-  }
+  std::int64_t min_code_length() const noexcept { return do_code_simplification ? 0 : max_code_length; }
   static ScoreOptions for_variant(Variant variant);
 };
 

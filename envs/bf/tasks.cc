@@ -68,11 +68,7 @@ Cases make_remove_char() {
 
 Cases make_count_char() {
   Cases cases = {
-      {{10, 0}, {0}},
-      {{1, 0}, {1}},
-      {{1, 1, 0}, {2}},
-      {{9, 4, 19, 11, 5, 0}, {0}},
-      {{24, 11, 26, 1, 15, 0}, {1}},
+      {{10, 0}, {0}}, {{1, 0}, {1}}, {{1, 1, 0}, {2}}, {{9, 4, 19, 11, 5, 0}, {0}}, {{24, 11, 26, 1, 15, 0}, {1}},
   };
   Py2Random rng(kTaskSeed);
   Cells others;
@@ -155,11 +151,9 @@ Cases make_prefix() {
 }
 
 Cases make_find() {
-  const std::vector<Cells> no = {
-      {1, 1, 23, 0}, {21, 3, 2, 0}, {2, 1, 19, 0}, {2, 24, 15, 3, 0}, {24, 6, 10, 16, 4, 0}};
-  const std::vector<Cells> yes = {{1, 2, 12, 0},        {7, 1, 2, 0},     {1, 2, 11, 3, 0},
-                                  {1, 1, 2, 18, 0},     {7, 25, 1, 2, 0}, {3, 1, 2, 11, 8, 0},
-                                  {15, 16, 20, 1, 2, 0}};
+  const std::vector<Cells> no = {{1, 1, 23, 0}, {21, 3, 2, 0}, {2, 1, 19, 0}, {2, 24, 15, 3, 0}, {24, 6, 10, 16, 4, 0}};
+  const std::vector<Cells> yes = {{1, 2, 12, 0},    {7, 1, 2, 0},        {1, 2, 11, 3, 0},     {1, 1, 2, 18, 0},
+                                  {7, 25, 1, 2, 0}, {3, 1, 2, 11, 8, 0}, {15, 16, 20, 1, 2, 0}};
   Cases cases;
   for (const Cells& input : no) cases.push_back({input, {0}});
   for (const Cells& input : yes) cases.push_back({input, {1}});
@@ -229,8 +223,8 @@ Cases make_split() {
 
 Cases make_trim_left() {
   Cases cases;
-  for (const std::string_view text : {"a \"inside\" over", "xy \"test\" rights",
-                                      "ca6 \"foresting\" service", "abc\"def\"yz.", "A\"B\""}) {
+  for (const std::string_view text :
+       {"a \"inside\" over", "xy \"test\" rights", "ca6 \"foresting\" service", "abc\"def\"yz.", "A\"B\""}) {
     Cells input(text.begin(), text.end());
     Cells output(text.begin() + static_cast<std::ptrdiff_t>(text.find(kQuote)), text.end());
     cases.push_back({input, output});
@@ -241,9 +235,8 @@ Cases make_trim_left() {
 Cases make_circle_route() {
   constexpr std::int64_t kUp = 1, kRight = 2, kDown = 3, kLeft = 4;
   constexpr std::int64_t kMaxMoves = 33;  // randrange(1, 33)
-  Cases cases = {{{0}, {1}},       {{4, 2, 0}, {1}}, {{2, 4, 0}, {1}},
-                 {{3, 1, 0}, {1}}, {{1, 3, 0}, {1}}, {{1, 0}, {0}},
-                 {{2, 0}, {0}},    {{3, 0}, {0}},    {{4, 0}, {0}}};
+  Cases cases = {{{0}, {1}},    {{4, 2, 0}, {1}}, {{2, 4, 0}, {1}}, {{3, 1, 0}, {1}}, {{1, 3, 0}, {1}},
+                 {{1, 0}, {0}}, {{2, 0}, {0}},    {{3, 0}, {0}},    {{4, 0}, {0}}};
   Py2Random rng(kTaskSeed);
   while (cases.size() < kCircleRouteCases) {
     const bool balanced = rng.randrange(2) != 0;
@@ -300,8 +293,7 @@ Cases make_multiply() {
         if (v % d == 0) divisors.push_back(d);
       }
       const Cells factors = py2_set_order(divisors);
-      a = factors[static_cast<std::size_t>(
-          rng.randrange(static_cast<std::int64_t>(factors.size())))];
+      a = factors[static_cast<std::size_t>(rng.randrange(static_cast<std::int64_t>(factors.size())))];
       b = v / a;
     }
     if (rng.randrange(2) != 0) std::swap(a, b);
@@ -385,7 +377,9 @@ Cells known_code_input(Py2Random& rng, const KnownCode& kc) {
       input.push_back(0);
       break;
     }
-    case InputGen::kDivide2: input.push_back(rng.randrange(kByteBase)); break;
+    case InputGen::kDivide2:
+      input.push_back(rng.randrange(kByteBase));
+      break;
     case InputGen::kDedup: {
       constexpr std::int64_t kDistinctValues = 6;
       NumpyRandomState np(static_cast<std::uint32_t>(rng.randrange(kNumpySeedBound)));
@@ -463,30 +457,21 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
       // The 26 tasks of the ICLR paper, in the paper's order.
       generated({"reverse", 256, 16, "reverse the input, then print 0", true}, make_reverse),
-      generated(
-          {"remove-char", 256, 16, "drop the one forced 1 from the input, then print 0", true},
-          make_remove_char),
-      generated({"count-char", 27, 16, "print the number of 1s in the input", true},
-                make_count_char),
+      generated({"remove-char", 256, 16, "drop the one forced 1 from the input, then print 0", true}, make_remove_char),
+      generated({"count-char", 27, 16, "print the number of 1s in the input", true}, make_count_char),
       generated({"add", 256, 9, "print (a + b) mod 256, then 0", true}, make_add),
-      generated({"bool-logic", 2, 8,
-                 "print (x and not z) or (not y and not z) or (not x and y and z)", true},
+      generated({"bool-logic", 2, 8, "print (x and not z) or (not y and not z) or (not x and y and z)", true},
                 make_bool_logic),
       generated({"print-hello", 27, 1, "print 'hello' as letters 1..26", true}, make_print_hello),
-      known({"echo-twice", 256, 16, "known code: echo the input twice", true},
-            {">,.[>,.]<[<]>[.>]."}),
-      known({"echo-thrice", 256, 16, "known code: echo the input three times", true},
-            {">,.[>,.]<[<]>[.>].<[<]>[.>]."}),
-      known({"copy-reverse", 256, 16, "known code: echo, reverse, echo", true},
-            {">,.[>,.]<[.<].>[.>]."}),
+      known({"echo-twice", 256, 16, "known code: echo the input twice", true}, {">,.[>,.]<[<]>[.>]."}),
+      known({"echo-thrice", 256, 16, "known code: echo the input three times", true}, {">,.[>,.]<[<]>[.>].<[<]>[.>]."}),
+      known({"copy-reverse", 256, 16, "known code: echo, reverse, echo", true}, {">,.[>,.]<[.<].>[.>]."}),
       known({"zero-cascade", 256, 16, "known code: value k followed by k-1 zeros", true},
             {",[.>[->+>.<<]>+[-<+>]<<,]"}),
       known({"cascade", 256, 16, "known code: value k printed k times, then 0", true},
             {",>>+<<[>>[-<+>]<[->+<<.>]>+<<,].", G::kDefault, 6, 20}),
-      known({"shift-left", 256, 16, "known code: rotate left by one, then 0", true},
-            {",>,[.,]<.,."}),
-      known({"shift-right", 256, 16, "known code: rotate right by one, then 0", true},
-            {">,[>,]<.[-]<[<]>[.>]."}),
+      known({"shift-left", 256, 16, "known code: rotate left by one, then 0", true}, {",>,[.,]<.,."}),
+      known({"shift-right", 256, 16, "known code: rotate right by one, then 0", true}, {">,[>,]<.[-]<[<]>[.>]."}),
       known({"riffle", 256, 16, "known code: last, first, 2nd-last, 2nd, ...", true},
             {">,[>,]<[.[-]<[<]>.[-]>[>]<]", G::kDefault, 8, 20}),
       known({"unriffle", 256, 16, "known code: odd positions, then even positions reversed", true},
@@ -497,9 +482,8 @@ const std::vector<Entry>& entries() {
             {",>,[[<.[-]>[-<+>]],].", G::kDefault, 6, 20}),
       known({"remove-last-two", 256, 16, "known code: drop the last two values, then 0", true},
             {",>,>,[[<<.[-]>[-<+>]>[-<+>]],].", G::kDefault, 6, 10}),
-      known(
-          {"echo-alternating", 256, 16, "known code: even indices, then odd indices, then 0", true},
-          {">,[.,>,]<<[<]>[.>].", G::kDefault, 8, 20}),
+      known({"echo-alternating", 256, 16, "known code: even indices, then odd indices, then 0", true},
+            {">,[.,>,]<<[<]>[.>].", G::kDefault, 8, 20}),
       known({"echo-half", 256, 16, "known code: the first half of the input, then 0", true},
             {">>+>,[[<]>+[>],]<[<]>-[-[-<<+>]<[>]>]<<[->+<]>[[>]>.,<+[<]>-].", G::kDefault, 9, 20}),
       known({"length", 256, 16, "known code: print the input's length", true},
@@ -510,36 +494,28 @@ const std::vector<Entry>& entries() {
             {",-[->,[,]<],[.,].", G::kEchoNthSeq}),
       known({"substring", 256, 16, "known code: print len values from index i", true},
             {">,<,>[->,<]>,<<[->>.,<<]", G::kSubstring}),
-      known({"divide-2", 256, 16, "known code: print v div 2", true},
-            {",[-[->>+<]>[<]<]>>.", G::kDivide2}),
+      known({"divide-2", 256, 16, "known code: print v div 2", true}, {",[-[->>+<]>[<]<]>>.", G::kDivide2}),
       known({"dedup", 256, 16, "known code: collapse runs of equal values, then 0", true},
             {">>,.[[-<+<+>>],[-<->]<[[-<->]<.>]<[->>+<<]>>]", G::kDedup}),
       // The other registered tasks.
       generated({"print", 256, 1, "print 1, 2, 3, 4, 5", false}, make_print),
       generated({"echo", 27, 25, "echo the 0-terminated input", false}, make_echo),
-      generated({"reverse-tune", 256, 5, "reverse a 0-terminated list (tuning set)", false},
-                make_reverse_tune),
-      generated(
-          {"remove-char-tune", 27, 8, "remove the 1 from a 0-terminated list (tuning set)", false},
-          make_remove_char_tune),
-      generated({"prefix", 27, 5, "common prefix of two 0-terminated lists, then 0", false},
-                make_prefix),
+      generated({"reverse-tune", 256, 5, "reverse a 0-terminated list (tuning set)", false}, make_reverse_tune),
+      generated({"remove-char-tune", 27, 8, "remove the 1 from a 0-terminated list (tuning set)", false},
+                make_remove_char_tune),
+      generated({"prefix", 27, 5, "common prefix of two 0-terminated lists, then 0", false}, make_prefix),
       generated({"find", 27, 12, "print 1 iff the input contains 1, 2 adjacent", false}, make_find),
       generated({"sort3", 27, 150, "sort three values ascending", false}, make_sort3),
       generated({"fib", 256, 14, "print F(k), F(k+1) mod 256", false}, make_fib),
       generated({"count-down", 256, 6, "print k, 0, k-1, 0, ..., 1, 0", false}, make_count_down),
       generated({"split", 256, 5, "insert 27 after every third letter", false}, make_split),
-      generated({"trim-left", 256, 5, "print the suffix from the first quote", false},
-                make_trim_left),
-      generated({"circle-route", 256, 109, "print 1 iff the U/R/D/L walk returns home", false},
-                make_circle_route),
+      generated({"trim-left", 256, 5, "print the suffix from the first quote", false}, make_trim_left),
+      generated({"circle-route", 256, 109, "print 1 iff the U/R/D/L walk returns home", false}, make_circle_route),
       generated({"multiply", 256, 100, "print a * b", false}, make_multiply),
       generated({"divmod", 256, 100, "print x div k, x mod k", false}, make_divmod),
-      known(
-          {"remove-target-char", 256, 16, "known code: drop every copy of the target value", false},
-          {",>>>,[<<<[->+>+<<]>>[->->+<<]>[>[-<+>]<.[-]]>[-]<<<[-<+>]>>,].", G::kRemoveTargetChar}),
-      known({"list-index", 256, 16, "known code: print the value at index i", false},
-            {",[->,<]>,.", G::kListIndex}),
+      known({"remove-target-char", 256, 16, "known code: drop every copy of the target value", false},
+            {",>>>,[<<<[->+>+<<]>>[->->+<<]>[>[-<+>]<.[-]]>[-]<<<[-<+>]>>,].", G::kRemoveTargetChar}),
+      known({"list-index", 256, 16, "known code: print the value at index i", false}, {",[->,<]>,.", G::kListIndex}),
   };
   return table;
 }
@@ -572,10 +548,8 @@ const std::vector<TaskInfo>& task_table() {
 
 std::vector<std::string_view> closest_task_names(std::string_view name, std::size_t limit) {
   std::vector<std::pair<std::size_t, std::string_view>> ranked;
-  for (const Entry& e : entries())
-    ranked.emplace_back(edit_distance(name, e.info.name), e.info.name);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const Entry& e : entries()) ranked.emplace_back(edit_distance(name, e.info.name), e.info.name);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string_view> names;
   for (std::size_t k = 0; k < ranked.size() && k < limit; ++k) names.push_back(ranked[k].second);
   return names;

@@ -52,14 +52,11 @@ EnvSpec AntMazeEnv::make_spec(MazeKind kind, TaskMode mode) {
 
 AntMazeEnv::AntMazeEnv(MazeKind kind, TaskMode mode)
     : MujocoMazeEnv(make_spec(kind, mode), make_layout(kind, kAntScale),
-                    shared_model(kind_name(kind), [kind] {
-                      return ant_maze_mjcf(make_layout(kind, kAntScale));
-                    })) {
+                    shared_model(kind_name(kind), [kind] { return ant_maze_mjcf(make_layout(kind, kAntScale)); })) {
   const mjModel& m = model();
   if (m.nu != kAntNu || m.nq < kAntNq || m.nv < kAntNv)
-    throw MujocoError("ant model has nq " + std::to_string(m.nq) + ", nv " +
-                      std::to_string(m.nv) + ", nu " + std::to_string(m.nu) +
-                      "; expected at least 15 / 14 and exactly 8");
+    throw MujocoError("ant model has nq " + std::to_string(m.nq) + ", nv " + std::to_string(m.nv) + ", nu " +
+                      std::to_string(m.nu) + "; expected at least 15 / 14 and exactly 8");
   block_x_adr_ = qpos_adr(m, "block_x");
   block_y_adr_ = qpos_adr(m, "block_y");
   block_z_adr_ = qpos_adr(m, "block_z");
@@ -83,8 +80,7 @@ void AntMazeEnv::do_reset(Rng& rng, Span<float> obs) {
   // Back to qpos0 (the block included), zero velocities, clear warnings and time.
   mj_resetData(&m, &d);
   // Noise on the ant's own coordinates only (quaternion not renormalised).
-  for (int i = 0; i < kAntNq; ++i)
-    d.qpos[i] = m.qpos0[i] + rng.uniform(-kResetPosNoise, kResetPosNoise);
+  for (int i = 0; i < kAntNq; ++i) d.qpos[i] = m.qpos0[i] + rng.uniform(-kResetPosNoise, kResetPosNoise);
   for (int i = 0; i < kAntNv; ++i) d.qvel[i] = kResetVelNoise * rng.normal();
   mj_forward(&m, &d);
   write_obs(obs);
@@ -102,8 +98,7 @@ void AntMazeEnv::do_step(Span<const float> action, Span<float> obs) noexcept {
 void AntMazeEnv::write_obs(Span<float> obs) const noexcept {
   const mjData& d = data();
   for (int i = 0; i < kQposEnd; ++i) obs[static_cast<size_t>(i)] = static_cast<float>(d.qpos[i]);
-  for (int i = 0; i < kAntNv; ++i)
-    obs[static_cast<size_t>(kQvelBegin + i)] = static_cast<float>(d.qvel[i]);
+  for (int i = 0; i < kAntNv; ++i) obs[static_cast<size_t>(kQvelBegin + i)] = static_cast<float>(d.qvel[i]);
   obs[static_cast<size_t>(kAntObsDim - 1)] = static_cast<float>(t() * kTimeFeatureScale);
 }
 

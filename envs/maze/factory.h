@@ -21,9 +21,9 @@ namespace ringrl::envs::maze {
 
 /// Choices that apply to several env kinds.
 struct MazeEnvOptions {
-  TaskMode task_mode = TaskMode::kSingle;  // Push/Fall: fixed (paper) or uniform targets
-  bool compact = false;                    // kinematic: compact obs and 2-D action
-  bool observe_block = false;              // kinematic Push/Fall: block centre in the obs
+  TaskMode task_mode = TaskMode::kSingle;      // Push/Fall: fixed (paper) or uniform targets
+  bool compact = false;                        // kinematic: compact obs and 2-D action
+  bool observe_block = false;                  // kinematic Push/Fall: block centre in the obs
   double max_step = kDefaultKinematicMaxStep;  // kinematic: displacement per step at full
                                                // command (world units, > 0)
 };

@@ -29,9 +29,7 @@ double lo(const Rect& r, int axis) { return axis == 0 ? r.x0 : r.y0; }
 double hi(const Rect& r, int axis) { return axis == 0 ? r.x1 : r.y1; }
 
 // Open intervals overlap (touching is not overlapping).
-bool overlap(double a0, double a1, double b0, double b1) {
-  return a0 < b1 - kContactEps && a1 > b0 + kContactEps;
-}
+bool overlap(double a0, double a1, double b0, double b1) { return a0 < b1 - kContactEps && a1 > b0 + kContactEps; }
 
 // If `ob` lies ahead of `me` along `axis` in direction `dir` (and overlaps it across), sets
 // *gap to the free distance between them and returns true.
@@ -62,11 +60,9 @@ bool has_z(const KinematicOptions& o) { return o.maze() == MazeKind::kFall; }
 }  // namespace
 
 void KinematicOptions::validate() const {
-  if (!(max_step_ > 0.0))
-    throw UsageError("kinematic maze: max_step must be > 0, got " + std::to_string(max_step_));
+  if (!(max_step_ > 0.0)) throw UsageError("kinematic maze: max_step must be > 0, got " + std::to_string(max_step_));
   if (!(radius_ > 0.0 && radius_ < 0.5 * scale_))
-    throw UsageError("kinematic maze: radius must be in (0, S/2), got " +
-                     std::to_string(radius_));
+    throw UsageError("kinematic maze: radius must be in (0, S/2), got " + std::to_string(radius_));
   if (observe_block_ && maze_ == MazeKind::kMaze)
     throw UsageError("kinematic maze: observe_block needs a maze with a block (push, fall)");
   (void)task_for(maze_, scale_, task_mode_);  // throws for an unsupported scale
@@ -99,9 +95,7 @@ EnvSpec KinematicMazeEnv::make_spec(const KinematicOptions& o, const std::string
 }
 
 KinematicMazeEnv::KinematicMazeEnv(const KinematicOptions& options, std::string name)
-    : options_(options),
-      layout_(make_layout(options.maze(), options.scale())),
-      spec_(make_spec(options, name)) {
+    : options_(options), layout_(make_layout(options.maze(), options.scale())), spec_(make_spec(options, name)) {
   walls_ = layout_.wall_rects();
   for (int i = 0; i < layout_.rows(); ++i) {
     for (int j = 0; j < layout_.cols(); ++j) {
@@ -161,7 +155,7 @@ double KinematicMazeEnv::push_block(int axis, double dir, double want) noexcept 
   if (drops) {
     dropped_ = true;
     block_active_ = false;
-    block_[kY] = bridge_.cy();  // exactly in the cell
+    block_[kY] = bridge_.cy();               // exactly in the cell
     block_z_ = 0.5 * layout_.wall_height();  // resting on the chasm floor, top at surface
   }
   return push;
@@ -210,12 +204,10 @@ void KinematicMazeEnv::do_step(Span<const float> action, Span<float> obs) noexce
   const double old_z = z_;
   move_axis(kX, options_.max_step() * cmd_x);
   move_axis(kY, options_.max_step() * cmd_y);
-  write_obs(obs, {(pos_[kX] - old_x) / kControlDt, (pos_[kY] - old_y) / kControlDt,
-                  (z_ - old_z) / kControlDt});
+  write_obs(obs, {(pos_[kX] - old_x) / kControlDt, (pos_[kY] - old_y) / kControlDt, (z_ - old_z) / kControlDt});
 }
 
-void KinematicMazeEnv::write_obs(Span<float> obs, const std::array<double, 3>& vel) const
-    noexcept {
+void KinematicMazeEnv::write_obs(Span<float> obs, const std::array<double, 3>& vel) const noexcept {
   const auto f = [](double v) { return static_cast<float>(v); };
   size_t k = 0;
   if (options_.ant_shaped()) {

@@ -40,25 +40,46 @@ inline constexpr double kDefaultKinematicMaxStep = 0.5;
 class KinematicOptions {
  public:
   /// Grid (Maze, Push or Fall).
-  KinematicOptions& maze(MazeKind v) noexcept { maze_ = v; return *this; }
+  KinematicOptions& maze(MazeKind v) noexcept {
+    maze_ = v;
+    return *this;
+  }
   MazeKind maze() const noexcept { return maze_; }
   /// Cell size S: 8 (ant scale) or 4 (PointMaze scale, Maze only).
-  KinematicOptions& scale(double v) noexcept { scale_ = v; return *this; }
+  KinematicOptions& scale(double v) noexcept {
+    scale_ = v;
+    return *this;
+  }
   double scale() const noexcept { return scale_; }
   /// 30-float observation and 8-D action, as the ant (true), or the compact form (false).
-  KinematicOptions& ant_shaped(bool v) noexcept { ant_shaped_ = v; return *this; }
+  KinematicOptions& ant_shaped(bool v) noexcept {
+    ant_shaped_ = v;
+    return *this;
+  }
   bool ant_shaped() const noexcept { return ant_shaped_; }
   /// Displacement per step at full command (world units).
-  KinematicOptions& max_step(double v) noexcept { max_step_ = v; return *this; }
+  KinematicOptions& max_step(double v) noexcept {
+    max_step_ = v;
+    return *this;
+  }
   double max_step() const noexcept { return max_step_; }
   /// Half-size of the agent's square footprint (world units).
-  KinematicOptions& radius(double v) noexcept { radius_ = v; return *this; }
+  KinematicOptions& radius(double v) noexcept {
+    radius_ = v;
+    return *this;
+  }
   double radius() const noexcept { return radius_; }
   /// Append the block centre to the observation (the real envs do not observe it).
-  KinematicOptions& observe_block(bool v) noexcept { observe_block_ = v; return *this; }
+  KinematicOptions& observe_block(bool v) noexcept {
+    observe_block_ = v;
+    return *this;
+  }
   bool observe_block() const noexcept { return observe_block_; }
   /// Push/Fall training target.
-  KinematicOptions& task_mode(TaskMode v) noexcept { task_mode_ = v; return *this; }
+  KinematicOptions& task_mode(TaskMode v) noexcept {
+    task_mode_ = v;
+    return *this;
+  }
   TaskMode task_mode() const noexcept { return task_mode_; }
 
   /// Throws UsageError naming the bad value (scale, sizes, block flag without a block).
@@ -77,8 +98,7 @@ class KinematicOptions {
 class KinematicMazeEnv final : public Env {
  public:
   /// `name` is the spec name (the factory passes "kinematic-maze" etc.).
-  explicit KinematicMazeEnv(const KinematicOptions& options = KinematicOptions(),
-                            std::string name = "kinematic-maze");
+  explicit KinematicMazeEnv(const KinematicOptions& options = KinematicOptions(), std::string name = "kinematic-maze");
 
   const EnvSpec& spec() const noexcept override { return spec_; }
   const Layout& layout() const noexcept { return layout_; }
@@ -93,9 +113,7 @@ class KinematicMazeEnv final : public Env {
   /// Fall: the block dropped into a chasm cell and is now a bridge.
   bool block_dropped() const noexcept { return dropped_; }
   /// Block centre (x, y, z); only when layout().has_block().
-  std::array<double, 3> block_position() const noexcept {
-    return {block_[kX], block_[kY], block_z_};
-  }
+  std::array<double, 3> block_position() const noexcept { return {block_[kX], block_[kY], block_z_}; }
 
   /// The spec of these options without building an env.
   static EnvSpec make_spec(const KinematicOptions& options, const std::string& name);
@@ -120,19 +138,19 @@ class KinematicMazeEnv final : public Env {
   KinematicOptions options_;
   Layout layout_;
   EnvSpec spec_;
-  std::vector<Rect> walls_;          // obstacles on the surface
-  std::vector<Rect> pit_walls_;      // obstacles in the chasm: every non-chasm cell
-  std::vector<Rect> chasm_cells_;    // chasm cell squares
-  double surface_z_ = 0.0;           // agent z on the surface
-  double pit_z_ = 0.0;               // agent z in the chasm
+  std::vector<Rect> walls_;        // obstacles on the surface
+  std::vector<Rect> pit_walls_;    // obstacles in the chasm: every non-chasm cell
+  std::vector<Rect> chasm_cells_;  // chasm cell squares
+  double surface_z_ = 0.0;         // agent z on the surface
+  double pit_z_ = 0.0;             // agent z in the chasm
 
-  std::array<double, 2> pos_{};      // agent centre
+  std::array<double, 2> pos_{};  // agent centre
   double z_ = 0.0;
-  std::array<double, 2> block_{};    // block centre
+  std::array<double, 2> block_{};  // block centre
   double block_z_ = 0.0;
-  bool block_active_ = false;        // the block is an obstacle (exists and not dropped)
+  bool block_active_ = false;  // the block is an obstacle (exists and not dropped)
   bool dropped_ = false;
-  Rect bridge_{};                    // cell the block dropped into
+  Rect bridge_{};  // cell the block dropped into
   bool fallen_ = false;
 };
 

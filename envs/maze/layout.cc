@@ -11,28 +11,15 @@ namespace {
 // §10.2 grids, as seen from above (+y up, +x right). Coordinates at S = 8:
 // AntMaze x = -8..24, y = -8..24; goal (0, 16) at the end of the corridor.
 const std::vector<std::string> kMazeRows = {
-    "#####",
-    "#...#",
-    "###.#",
-    "#R..#",
-    "#####",
+    "#####", "#...#", "###.#", "#R..#", "#####",
 };
 // AntPush x = -16..16, y = -8..24; block at (0, 8); goal (0, 19).
 const std::vector<std::string> kPushRows = {
-    "#####",
-    "##.##",
-    "#.B.#",
-    "#.R##",
-    "#####",
+    "#####", "##.##", "#.B.#", "#.R##", "#####",
 };
 // AntFall x = -8..16, y = -8..32; chasm x in [-4, 12], y in [12, 20]; goal (0, 27, 4.5).
 const std::vector<std::string> kFallRows = {
-    "####",
-    "#..#",
-    "#~~#",
-    "#.B#",
-    "#R.#",
-    "####",
+    "####", "#..#", "#~~#", "#.B#", "#R.#", "####",
 };
 
 bool valid_cell_char(char c) {
@@ -49,12 +36,10 @@ bool valid_cell_char(char c) {
 
 }  // namespace
 
-Layout::Layout(std::string name, const std::vector<std::string>& rows_top_down, double scale,
-               BlockRule block_rule)
+Layout::Layout(std::string name, const std::vector<std::string>& rows_top_down, double scale, BlockRule block_rule)
     : name_(std::move(name)), scale_(scale), block_rule_(block_rule) {
   if (!(scale > 0.0)) throw UsageError("maze " + name_ + ": cell size must be > 0");
-  if (rows_top_down.empty() || rows_top_down.front().empty())
-    throw UsageError("maze " + name_ + ": empty grid");
+  if (rows_top_down.empty() || rows_top_down.front().empty()) throw UsageError("maze " + name_ + ": empty grid");
   rows_ = static_cast<int>(rows_top_down.size());
   cols_ = static_cast<int>(rows_top_down.front().size());
   cells_.resize(static_cast<size_t>(rows_ * cols_));
@@ -65,8 +50,7 @@ Layout::Layout(std::string name, const std::vector<std::string>& rows_top_down, 
   for (int r = 0; r < rows_; ++r) {
     const std::string& row = rows_top_down[static_cast<size_t>(r)];
     if (static_cast<int>(row.size()) != cols_)
-      throw UsageError("maze " + name_ + ": row '" + row + "' has " +
-                       std::to_string(row.size()) + " cells, expected " +
+      throw UsageError("maze " + name_ + ": row '" + row + "' has " + std::to_string(row.size()) + " cells, expected " +
                        std::to_string(cols_));
     const int i = rows_ - 1 - r;  // first string = top = largest y
     for (int j = 0; j < cols_; ++j) {
@@ -86,11 +70,9 @@ Layout::Layout(std::string name, const std::vector<std::string>& rows_top_down, 
     }
   }
   if (robots != 1)
-    throw UsageError("maze " + name_ + ": expected exactly one robot cell 'R', found " +
-                     std::to_string(robots));
+    throw UsageError("maze " + name_ + ": expected exactly one robot cell 'R', found " + std::to_string(robots));
   if (blocks > 1)
-    throw UsageError("maze " + name_ + ": at most one block 'B' is supported, found " +
-                     std::to_string(blocks));
+    throw UsageError("maze " + name_ + ": at most one block 'B' is supported, found " + std::to_string(blocks));
   origin_x_ = robot_j * scale_;
   origin_y_ = robot_i * scale_;
   has_block_ = blocks == 1;
@@ -160,11 +142,9 @@ Layout make_layout(MazeKind kind, double scale) {
     case MazeKind::kMaze:
       return Layout("maze", kMazeRows, scale, BlockRule{});
     case MazeKind::kPush:
-      return Layout("push", kPushRows, scale,
-                    BlockRule{/*slide_x=*/true, /*slide_y=*/true, /*fall=*/false});
+      return Layout("push", kPushRows, scale, BlockRule{/*slide_x=*/true, /*slide_y=*/true, /*fall=*/false});
     case MazeKind::kFall:
-      return Layout("fall", kFallRows, scale,
-                    BlockRule{/*slide_x=*/false, /*slide_y=*/true, /*fall=*/true});
+      return Layout("fall", kFallRows, scale, BlockRule{/*slide_x=*/false, /*slide_y=*/true, /*fall=*/true});
   }
   throw UsageError("unknown maze kind");
 }

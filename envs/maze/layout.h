@@ -29,9 +29,7 @@ struct Rect {
   double x0, y0, x1, y1;
   double cx() const noexcept { return 0.5 * (x0 + x1); }
   double cy() const noexcept { return 0.5 * (y0 + y1); }
-  bool contains(double x, double y) const noexcept {
-    return x >= x0 && x <= x1 && y >= y0 && y <= y1;
-  }
+  bool contains(double x, double y) const noexcept { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
 };
 
 /// How a movable block may slide (§10.1).
@@ -47,8 +45,7 @@ class Layout {
   /// Parses `rows_top_down` (as seen from above: first string = largest y) at cell size
   /// `scale`. Throws UsageError unless the grid is rectangular, uses only the Cell characters
   /// and has exactly one robot cell.
-  Layout(std::string name, const std::vector<std::string>& rows_top_down, double scale,
-         BlockRule block_rule);
+  Layout(std::string name, const std::vector<std::string>& rows_top_down, double scale, BlockRule block_rule);
 
   const std::string& name() const noexcept { return name_; }
   double scale() const noexcept { return scale_; }

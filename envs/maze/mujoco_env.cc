@@ -42,10 +42,7 @@ class MujocoBarePhysics final : public BarePhysics {
 }  // namespace
 
 MujocoMazeEnv::MujocoMazeEnv(EnvSpec spec, Layout layout, SharedModel model)
-    : spec_(std::move(spec)),
-      layout_(std::move(layout)),
-      model_(std::move(model)),
-      data_(make_data(*model_)) {}
+    : spec_(std::move(spec)), layout_(std::move(layout)), model_(std::move(model)), data_(make_data(*model_)) {}
 
 std::unique_ptr<BarePhysics> make_mujoco_bare_physics(const Env& env) {
   const auto* mj = dynamic_cast<const MujocoMazeEnv*>(&env);

@@ -84,9 +84,7 @@ SharedModel shared_model(const std::string& key, const std::function<std::string
   std::weak_ptr<const mjModel>& slot = cache[key];
   if (SharedModel m = slot.lock()) return m;
   ModelPtr fresh = compile_mjcf(make_xml(), key + ".xml");
-  SharedModel shared(fresh.release(), [](const mjModel* m) {
-    mj_deleteModel(const_cast<mjModel*>(m));
-  });
+  SharedModel shared(fresh.release(), [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
   slot = shared;
   return shared;
 }
@@ -97,9 +95,7 @@ DataPtr make_data(const mjModel& m) {
   return DataPtr(d);
 }
 
-std::int64_t mujoco_warning_count() noexcept {
-  return g_warnings.load(std::memory_order_relaxed);
-}
+std::int64_t mujoco_warning_count() noexcept { return g_warnings.load(std::memory_order_relaxed); }
 
 std::string last_mujoco_message() {
   std::lock_guard<std::mutex> lock(g_message_mu);

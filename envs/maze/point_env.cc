@@ -37,22 +37,20 @@ EnvSpec PointMazeEnv::make_spec() {
 }
 
 PointMazeEnv::PointMazeEnv()
-    : MujocoMazeEnv(make_spec(), make_layout(MazeKind::kMaze, kPointScale),
-                    shared_model("point-maze", [] {
+    : MujocoMazeEnv(make_spec(), make_layout(MazeKind::kMaze, kPointScale), shared_model("point-maze", [] {
                       return point_maze_mjcf(make_layout(MazeKind::kMaze, kPointScale));
                     })) {
   const mjModel& m = model();
   if (m.nq != kPointNq || m.nv != kPointNv)
-    throw MujocoError("point model has nq " + std::to_string(m.nq) + ", nv " +
-                      std::to_string(m.nv) + "; expected 3 / 3");
+    throw MujocoError("point model has nq " + std::to_string(m.nq) + ", nv " + std::to_string(m.nv) +
+                      "; expected 3 / 3");
 }
 
 void PointMazeEnv::do_reset(Rng& rng, Span<float> obs) {
   const mjModel& m = model();
   mjData& d = data();
   mj_resetData(&m, &d);
-  for (int i = 0; i < kPointNq; ++i)
-    d.qpos[i] = m.qpos0[i] + rng.uniform(-kResetPosNoise, kResetPosNoise);
+  for (int i = 0; i < kPointNq; ++i) d.qpos[i] = m.qpos0[i] + rng.uniform(-kResetPosNoise, kResetPosNoise);
   for (int i = 0; i < kPointNv; ++i) d.qvel[i] = kResetVelNoise * rng.normal();
   mj_forward(&m, &d);
   write_obs(obs);
@@ -68,10 +66,8 @@ void PointMazeEnv::do_step(Span<const float> action, Span<float> obs) noexcept {
   const double old_y = d.qpos[kY];
   d.qpos[kRot] += turn;
   const double heading = d.qpos[kRot];
-  d.qpos[kX] = std::clamp(old_x + kForwardGain * forward * std::cos(heading), -kPositionLimit,
-                          kPositionLimit);
-  d.qpos[kY] = std::clamp(old_y + kForwardGain * forward * std::sin(heading), -kPositionLimit,
-                          kPositionLimit);
+  d.qpos[kX] = std::clamp(old_x + kForwardGain * forward * std::cos(heading), -kPositionLimit, kPositionLimit);
+  d.qpos[kY] = std::clamp(old_y + kForwardGain * forward * std::sin(heading), -kPositionLimit, kPositionLimit);
   for (int k = 0; k < kPointFrameSkip; ++k) mj_step(&m, &d);
   // Manual collision: a centre inside a wall cell puts the point back where it was.
   if (layout().in_wall(d.qpos[kX], d.qpos[kY])) {
@@ -84,8 +80,7 @@ void PointMazeEnv::do_step(Span<const float> action, Span<float> obs) noexcept {
 void PointMazeEnv::write_obs(Span<float> obs) const noexcept {
   const mjData& d = data();
   for (int i = 0; i < kPointNq; ++i) obs[static_cast<size_t>(i)] = static_cast<float>(d.qpos[i]);
-  for (int i = 0; i < kPointNv; ++i)
-    obs[static_cast<size_t>(kPointNq + i)] = static_cast<float>(d.qvel[i]);
+  for (int i = 0; i < kPointNv; ++i) obs[static_cast<size_t>(kPointNq + i)] = static_cast<float>(d.qvel[i]);
   obs[static_cast<size_t>(kPointObsDim - 1)] = static_cast<float>(t() * kTimeFeatureScale);
 }
 

@@ -14,11 +14,11 @@ namespace {
 
 constexpr int kMinPixelsPerCell = 8;
 constexpr int kMaxPixelsPerCell = 1024;
-constexpr double kMarkerRadiusCells = 0.09;   // start and goal discs, in cells
+constexpr double kMarkerRadiusCells = 0.09;  // start and goal discs, in cells
 constexpr double kOtherGoalRadiusCells = 0.06;
-constexpr double kRingWidthPx = 2.0;          // success-radius circle
+constexpr double kRingWidthPx = 2.0;  // success-radius circle
 constexpr double kTrajectoryWidthPx = 2.0;
-constexpr double kBlockInsetCells = 0.06;     // block drawn slightly inside its cell
+constexpr double kBlockInsetCells = 0.06;  // block drawn slightly inside its cell
 constexpr double kGridWidthPx = 1.0;
 
 // An RGB raster with world-coordinate drawing on top of pixel operations.
@@ -67,9 +67,7 @@ class Canvas {
         if (d >= inner_px && d <= outer_px) put(px, py, c);
       }
   }
-  void disc(double x, double y, double radius_px, Rgb c) noexcept {
-    annulus(x, y, 0.0, radius_px, c);
-  }
+  void disc(double x, double y, double radius_px, Rgb c) noexcept { annulus(x, y, 0.0, radius_px, c); }
 
   // Pixels within width/2 of the world segment (x0, y0)-(x1, y1).
   void segment(double wx0, double wy0, double wx1, double wy1, double width_px, Rgb c) noexcept {
@@ -117,8 +115,8 @@ Rgb cell_colour(const Layout& layout, Cell c) {
 
 }  // namespace
 
-void world_to_pixel(const Layout& layout, const RenderOptions& options, double x, double y,
-                    double* px, double* py) noexcept {
+void world_to_pixel(const Layout& layout, const RenderOptions& options, double x, double y, double* px,
+                    double* py) noexcept {
   const Rect b = layout.bounds();
   const double k = options.pixels_per_cell / layout.scale();
   *px = (x - b.x0) * k;
@@ -128,9 +126,8 @@ void world_to_pixel(const Layout& layout, const RenderOptions& options, double x
 void render_maze_png(const std::string& path, const Layout& layout, const TaskSpec& task,
                      const std::vector<TrajectoryRow>& trajectory, const RenderOptions& options) {
   if (options.pixels_per_cell < kMinPixelsPerCell || options.pixels_per_cell > kMaxPixelsPerCell)
-    throw UsageError("render: pixels per cell must be in [" + std::to_string(kMinPixelsPerCell) +
-                     ", " + std::to_string(kMaxPixelsPerCell) + "], got " +
-                     std::to_string(options.pixels_per_cell));
+    throw UsageError("render: pixels per cell must be in [" + std::to_string(kMinPixelsPerCell) + ", " +
+                     std::to_string(kMaxPixelsPerCell) + "], got " + std::to_string(options.pixels_per_cell));
   Canvas canvas(layout, options);
   const double cell_px = options.pixels_per_cell;
 
@@ -151,8 +148,7 @@ void render_maze_png(const std::string& path, const Layout& layout, const TaskSp
   // The block at its start.
   if (layout.has_block()) {
     const double h = 0.5 * layout.scale() - kBlockInsetCells * layout.scale();
-    canvas.fill_rect(Rect{layout.block_x() - h, layout.block_y() - h, layout.block_x() + h,
-                          layout.block_y() + h},
+    canvas.fill_rect(Rect{layout.block_x() - h, layout.block_y() - h, layout.block_x() + h, layout.block_y() + h},
                      kBlockColour);
   }
 

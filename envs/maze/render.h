@@ -29,7 +29,7 @@ inline constexpr Rgb kStartColour{40, 160, 60};       // robot start (origin)
 inline constexpr Rgb kGoalColour{210, 40, 40};        // primary evaluation target
 inline constexpr Rgb kOtherGoalColour{170, 60, 170};  // further evaluation targets
 inline constexpr Rgb kTrajectoryColour{40, 90, 220};
-inline constexpr Rgb kGridColour{190, 188, 178};      // cell borders
+inline constexpr Rgb kGridColour{190, 188, 178};  // cell borders
 
 struct RenderOptions {
   int pixels_per_cell = 96;
@@ -37,13 +37,12 @@ struct RenderOptions {
 
 /// Pixel (column, row) of world point (x, y) in a picture of `layout` (row 0 is the top,
 /// the largest y). May lie outside the picture.
-void world_to_pixel(const Layout& layout, const RenderOptions& options, double x, double y,
-                    double* px, double* py) noexcept;
+void world_to_pixel(const Layout& layout, const RenderOptions& options, double x, double y, double* px,
+                    double* py) noexcept;
 
 /// Writes the picture to `path`. Throws UsageError for bad options and std::runtime_error
 /// when the file cannot be written.
 void render_maze_png(const std::string& path, const Layout& layout, const TaskSpec& task,
-                     const std::vector<TrajectoryRow>& trajectory,
-                     const RenderOptions& options = RenderOptions());
+                     const std::vector<TrajectoryRow>& trajectory, const RenderOptions& options = RenderOptions());
 
 }  // namespace ringrl::envs::maze

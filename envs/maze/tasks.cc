@@ -10,8 +10,8 @@ namespace {
 const std::vector<int> kXy = {0, 1};
 const std::vector<int> kXyz = {0, 1, 2};
 
-TaskSpec make_task(std::string name, std::vector<int> indices, Box sampler,
-                   std::vector<std::vector<float>> evals, int primary) {
+TaskSpec make_task(std::string name, std::vector<int> indices, Box sampler, std::vector<std::vector<float>> evals,
+                   int primary) {
   TaskSpec t;
   t.name = std::move(name);
   t.goal_indices = std::move(indices);
@@ -25,28 +25,25 @@ TaskSpec make_task(std::string name, std::vector<int> indices, Box sampler,
 }  // namespace
 
 TaskSpec ant_maze_task() {
-  return make_task("ant_maze", kXy, Box{{-4.0f, -4.0f}, {20.0f, 20.0f}},
-                   {{16.0f, 0.0f}, {16.0f, 16.0f}, {0.0f, 16.0f}}, /*primary=*/2);
+  return make_task("ant_maze", kXy, Box{{-4.0f, -4.0f}, {20.0f, 20.0f}}, {{16.0f, 0.0f}, {16.0f, 16.0f}, {0.0f, 16.0f}},
+                   /*primary=*/2);
 }
 
 TaskSpec ant_push_task(TaskMode mode) {
   const std::vector<float> target = {0.0f, 19.0f};
-  if (mode == TaskMode::kSingle)
-    return make_task("ant_push_single", kXy, Box{target, target}, {target}, 0);
+  if (mode == TaskMode::kSingle) return make_task("ant_push_single", kXy, Box{target, target}, {target}, 0);
   return make_task("ant_push_multi", kXy, Box{{-16.0f, -4.0f}, {16.0f, 20.0f}}, {target}, 0);
 }
 
 TaskSpec ant_fall_task(TaskMode mode) {
   const std::vector<float> target = {0.0f, 27.0f, 4.5f};
-  if (mode == TaskMode::kSingle)
-    return make_task("ant_fall_single", kXyz, Box{target, target}, {target}, 0);
-  return make_task("ant_fall_multi", kXyz, Box{{-4.0f, -4.0f, 0.0f}, {12.0f, 28.0f, 5.0f}},
-                   {target}, 0);
+  if (mode == TaskMode::kSingle) return make_task("ant_fall_single", kXyz, Box{target, target}, {target}, 0);
+  return make_task("ant_fall_multi", kXyz, Box{{-4.0f, -4.0f, 0.0f}, {12.0f, 28.0f, 5.0f}}, {target}, 0);
 }
 
 TaskSpec point_maze_task() {
-  return make_task("point_maze", kXy, Box{{-2.0f, -2.0f}, {10.0f, 10.0f}},
-                   {{8.0f, 0.0f}, {8.0f, 8.0f}, {0.0f, 8.0f}}, /*primary=*/2);
+  return make_task("point_maze", kXy, Box{{-2.0f, -2.0f}, {10.0f, 10.0f}}, {{8.0f, 0.0f}, {8.0f, 8.0f}, {0.0f, 8.0f}},
+                   /*primary=*/2);
 }
 
 TaskSpec task_for(MazeKind kind, double scale, TaskMode mode) {

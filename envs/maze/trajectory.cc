@@ -54,8 +54,7 @@ std::vector<TrajectoryRow> read_trajectory_csv(const std::string& path) {
     col[c] = -1;
     for (size_t h = 0; h < header.size(); ++h)
       if (header[h] == kColumns[c]) col[c] = static_cast<int>(h);
-    if (col[c] < 0)
-      throw UsageError(path + ": header has no column '" + kColumns[c] + "'");
+    if (col[c] < 0) throw UsageError(path + ": header has no column '" + kColumns[c] + "'");
   }
   std::vector<TrajectoryRow> rows;
   int line_no = 1;
@@ -68,10 +67,8 @@ std::vector<TrajectoryRow> read_trajectory_csv(const std::string& path) {
       throw UsageError(where + ": " + std::to_string(cells.size()) + " fields, expected " +
                        std::to_string(header.size()));
     double v[kNumColumns];
-    for (int c = 0; c < kNumColumns; ++c)
-      v[c] = parse_number(cells[static_cast<size_t>(col[c])], where);
-    rows.push_back(TrajectoryRow{static_cast<int>(v[0]), static_cast<int>(v[1]), v[2], v[3],
-                                 v[4], v[5]});
+    for (int c = 0; c < kNumColumns; ++c) v[c] = parse_number(cells[static_cast<size_t>(col[c])], where);
+    rows.push_back(TrajectoryRow{static_cast<int>(v[0]), static_cast<int>(v[1]), v[2], v[3], v[4], v[5]});
   }
   return rows;
 }

@@ -20,8 +20,8 @@
 namespace ringrl::learner {
 
 struct EpisodeBatch {
-  int batch_size = 0;  // B
-  int max_len = 0;     // T
+  int batch_size = 0;                          // B
+  int max_len = 0;                             // T
   std::vector<std::int32_t> tokens;            // [B, T]
   std::vector<std::int32_t> lengths;           // [B]
   std::vector<float> rewards;                  // [B]
@@ -43,8 +43,8 @@ struct EpisodeBatch {
   /// Throws UsageError if the shape or any length/token is out of range.
   void validate(int vocab) const {
     if (batch_size < 1 || max_len < 1) {
-      throw UsageError("episode batch shape must be positive, got B=" +
-                       std::to_string(batch_size) + " T=" + std::to_string(max_len));
+      throw UsageError("episode batch shape must be positive, got B=" + std::to_string(batch_size) +
+                       " T=" + std::to_string(max_len));
     }
     const auto bt = static_cast<std::size_t>(batch_size) * static_cast<std::size_t>(max_len);
     if (tokens.size() != bt || behaviour_log_probs.size() != bt ||
@@ -57,15 +57,14 @@ struct EpisodeBatch {
     for (int i = 0; i < batch_size; ++i) {
       const int len = lengths[static_cast<std::size_t>(i)];
       if (len < 1 || len > max_len) {
-        throw UsageError("episode " + std::to_string(i) + " length " + std::to_string(len) +
-                         " is outside [1, " + std::to_string(max_len) + "]");
+        throw UsageError("episode " + std::to_string(i) + " length " + std::to_string(len) + " is outside [1, " +
+                         std::to_string(max_len) + "]");
       }
       for (int t = 0; t < len; ++t) {
         const int tok = tokens[static_cast<std::size_t>(i) * max_len + t];
         if (tok < 0 || tok >= vocab) {
           throw UsageError("episode " + std::to_string(i) + " token " + std::to_string(tok) +
-                           " at t=" + std::to_string(t) + " is outside [0, " +
-                           std::to_string(vocab) + ")");
+                           " at t=" + std::to_string(t) + " is outside [0, " + std::to_string(vocab) + ")");
         }
       }
     }

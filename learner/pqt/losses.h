@@ -23,18 +23,15 @@ namespace ringrl::learner {
 torch::Tensor action_log_probs(const torch::Tensor& log_probs, const torch::Tensor& actions);
 
 /// Per-step advantages R_i - b_t, [N, T], zero where mask is 0. rewards [N], baselines [T].
-torch::Tensor advantages(const torch::Tensor& rewards, const torch::Tensor& baselines,
-                         const torch::Tensor& mask);
+torch::Tensor advantages(const torch::Tensor& rewards, const torch::Tensor& baselines, const torch::Tensor& mask);
 
 /// REINFORCE term. `weights` (optional, [N, T] or [N], no grad) multiply the advantages
 /// (lag importance weights, replay importance weights).
-torch::Tensor pg_loss(const torch::Tensor& action_log_probs, const torch::Tensor& advantages,
-                      const torch::Tensor& mask, double multiplier,
-                      const c10::optional<torch::Tensor>& weights = c10::nullopt);
+torch::Tensor pg_loss(const torch::Tensor& action_log_probs, const torch::Tensor& advantages, const torch::Tensor& mask,
+                      double multiplier, const c10::optional<torch::Tensor>& weights = c10::nullopt);
 
 /// Entropy H of the sampling distributions (masked, mean over N, times multiplier).
-torch::Tensor entropy(const torch::Tensor& log_probs, const torch::Tensor& mask,
-                      double multiplier);
+torch::Tensor entropy(const torch::Tensor& log_probs, const torch::Tensor& mask, double multiplier);
 
 /// Top-k cross-entropy: mean over the N programs of the masked per-step CE sum.
 torch::Tensor topk_loss(const torch::Tensor& action_log_probs, const torch::Tensor& mask);
@@ -46,8 +43,7 @@ void update_ema_baselines(std::vector<double>* baselines, const std::vector<floa
 /// Replay importance weights of §5.5. log_q[i]: log of the replay sampling probability
 /// (-inf for an on-policy episode not in the buffer); log_p[i]: log sequence probability
 /// under the current policy; a = nr / B. With normalize, rescaled to sum to B.
-std::vector<double> replay_importance_weights(const std::vector<double>& log_q,
-                                              const std::vector<double>& log_p, double a,
-                                              bool normalize);
+std::vector<double> replay_importance_weights(const std::vector<double>& log_q, const std::vector<double>& log_p,
+                                              double a, bool normalize);
 
 }  // namespace ringrl::learner

@@ -24,8 +24,8 @@ torch::Tensor forget_bias_vector(int h, const torch::Device& device) {
 }
 
 void check_spec(const PolicyTensorSpec& spec, const torch::Tensor& t) {
-  TORCH_CHECK(static_cast<std::size_t>(t.numel()) == spec.numel(), "tensor for ", spec.name,
-              " has ", t.numel(), " elements, layout needs ", spec.numel());
+  TORCH_CHECK(static_cast<std::size_t>(t.numel()) == spec.numel(), "tensor for ", spec.name, " has ", t.numel(),
+              " elements, layout needs ", spec.numel());
 }
 
 }  // namespace
@@ -42,24 +42,20 @@ torch::Tensor shift_right(const torch::Tensor& actions) {
   return torch::cat({start, actions.narrow(1, 0, t - 1)}, 1);
 }
 
-PolicyImpl::PolicyImpl(const PolicyOptions& options)
-    : options_(options), layout_(options.shape) {
+PolicyImpl::PolicyImpl(const PolicyOptions& options) : options_(options), layout_(options.shape) {
   const PolicyShape& s = layout_.shape();
   at::Generator gen = at::detail::createCPUGenerator(options.seed);
-  embedding = register_parameter(
-      "embedding", uniform(gen, {s.vocab, s.embedding}, kEmbeddingInitLimit));
+  embedding = register_parameter("embedding", uniform(gen, {s.vocab, s.embedding}, kEmbeddingInitLimit));
   for (int l = 0; l < s.num_layers(); ++l) {
     const PolicyTensorSpec& k = layout_.lstm_kernel(l);
     const double limit = variance_scaling_limit(k.rows, k.cols, options.param_init_factor);
-    kernels.push_back(register_parameter("lstm" + std::to_string(l) + "_kernel",
-                                         uniform(gen, {k.rows, k.cols}, limit)));
-    biases.push_back(register_parameter("lstm" + std::to_string(l) + "_bias",
-                                        torch::zeros({k.cols}, torch::kFloat32)));
+    kernels.push_back(
+        register_parameter("lstm" + std::to_string(l) + "_kernel", uniform(gen, {k.rows, k.cols}, limit)));
+    biases.push_back(register_parameter("lstm" + std::to_string(l) + "_bias", torch::zeros({k.cols}, torch::kFloat32)));
   }
   const PolicyTensorSpec& o = layout_.output();
   output = register_parameter(
-      "output", uniform(gen, {o.rows, o.cols},
-                        variance_scaling_limit(o.rows, o.cols, options.param_init_factor)));
+      "output", uniform(gen, {o.rows, o.cols}, variance_scaling_limit(o.rows, o.cols, options.param_init_factor)));
 }
 
 std::vector<torch::Tensor> PolicyImpl::blob_parameters() const {
@@ -91,9 +87,8 @@ torch::Tensor fused_gate_index(int64_t h, const torch::Device& device) {
 
 /// Elementwise LSTM backward of one step on the CPU, fused in one loop (no transcendentals:
 /// the derivatives come from the saved activations). Gate order (i, f, o, j).
-void cell_backward_cpu(int64_t n, int64_t h, const float* act, const float* c_prev,
-                       const float* tc, const float* dh_out, const float* dh_rec, float* dc,
-                       float* dg) {
+void cell_backward_cpu(int64_t n, int64_t h, const float* act, const float* c_prev, const float* tc,
+                       const float* dh_out, const float* dh_rec, float* dc, float* dg) {
   for (int64_t r = 0; r < n; ++r) {
     const float* a = act + r * 4 * h;
     float* g = dg + r * 4 * h;
@@ -113,9 +108,9 @@ void cell_backward_cpu(int64_t n, int64_t h, const float* act, const float* c_pr
 }
 
 /// Elementwise LSTM backward of one step with tensor ops (any device). Gate order (i, f, o, j).
-void cell_backward_tensor(const torch::Tensor& act, const torch::Tensor& c_prev,
-                          const torch::Tensor& tc, const torch::Tensor& dh_out,
-                          const torch::Tensor& dh_rec, torch::Tensor& dc, torch::Tensor& dg) {
+void cell_backward_tensor(const torch::Tensor& act, const torch::Tensor& c_prev, const torch::Tensor& tc,
+                          const torch::Tensor& dh_out, const torch::Tensor& dh_rec, torch::Tensor& dc,
+                          torch::Tensor& dg) {
   const int64_t h = tc.size(1);
   const torch::Tensor i = act.narrow(1, 0, h), f = act.narrow(1, h, h);
   const torch::Tensor o = act.narrow(1, 2 * h, h), j = act.narrow(1, 3 * h, h);
@@ -136,8 +131,8 @@ void cell_backward_tensor(const torch::Tensor& act, const torch::Tensor& c_prev,
 /// one node per layer instead of ~10 per step. Inputs (time-major, fused gate order):
 /// pre [T, N, 4h] = x Kx + b (+ forget bias), kh [h, 4h]. Output: hidden states [T, N, h].
 struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& pre,
-                               const torch::Tensor& kh, bool cpu_loops) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& pre, const torch::Tensor& kh,
+                               bool cpu_loops) {
     const int64_t t_len = pre.size(0), n = pre.size(1), h = kh.size(0);
     auto acts = torch::empty_like(pre);
     auto opts = pre.options();
@@ -172,8 +167,8 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
     const torch::Tensor& hs = saved[3];
     const torch::Tensor& kh = saved[4];
     const int64_t t_len = acts.size(0), n = acts.size(1), h = kh.size(0);
-    const bool loops = ctx->saved_data["cpu_loops"].toBool() && acts.device().is_cpu() &&
-                       acts.scalar_type() == torch::kFloat32;
+    const bool loops =
+        ctx->saved_data["cpu_loops"].toBool() && acts.device().is_cpu() && acts.scalar_type() == torch::kFloat32;
     torch::Tensor dh_out = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(hs);
     auto dg = torch::empty_like(acts);
     auto dh = torch::zeros({n, h}, acts.options());
@@ -183,12 +178,12 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
       torch::Tensor g = dg.select(0, t);
       if (loops) {
         cell_backward_cpu(n, h, acts.select(0, t).data_ptr<float>(),
-                          t > 0 ? cs.select(0, t - 1).data_ptr<float>() : nullptr,
-                          tcs.select(0, t).data_ptr<float>(), dh_out.select(0, t).data_ptr<float>(),
-                          dh.data_ptr<float>(), dc.data_ptr<float>(), g.data_ptr<float>());
+                          t > 0 ? cs.select(0, t - 1).data_ptr<float>() : nullptr, tcs.select(0, t).data_ptr<float>(),
+                          dh_out.select(0, t).data_ptr<float>(), dh.data_ptr<float>(), dc.data_ptr<float>(),
+                          g.data_ptr<float>());
       } else {
-        cell_backward_tensor(acts.select(0, t), t > 0 ? cs.select(0, t - 1) : torch::Tensor(),
-                             tcs.select(0, t), dh_out.select(0, t), dh, dc, g);
+        cell_backward_tensor(acts.select(0, t), t > 0 ? cs.select(0, t - 1) : torch::Tensor(), tcs.select(0, t),
+                             dh_out.select(0, t), dh, dc, g);
       }
       torch::mm_out(dh, g, kh_t);
     }
@@ -202,8 +197,7 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
 /// Masks the EOS logit (last dim) when eos_token is false.
 torch::Tensor mask_eos(const torch::Tensor& logits, bool eos_token) {
   if (eos_token) return logits;
-  auto eos = torch::full({1}, kPolicyEosToken,
-                         torch::TensorOptions().dtype(torch::kInt64).device(logits.device()));
+  auto eos = torch::full({1}, kPolicyEosToken, torch::TensorOptions().dtype(torch::kInt64).device(logits.device()));
   return logits.index_fill(logits.dim() - 1, eos, kPolicyEosMaskedLogit);
 }
 
@@ -226,10 +220,8 @@ PolicyForward PolicyImpl::forward(const torch::Tensor& actions, bool retain_embe
     const int64_t h = s.lstm_sizes[l];
     const torch::Tensor perm = fused_gate_index(h, x.device());
     const torch::Tensor k = kernels[l].index_select(1, perm);
-    const torch::Tensor bias =
-        (biases[l] + forget_bias_vector(static_cast<int>(h), x.device())).index_select(0, perm);
-    const torch::Tensor pre =
-        torch::addmm(bias, x.reshape({t * n, in}), k.narrow(0, 0, in)).view({t, n, 4 * h});
+    const torch::Tensor bias = (biases[l] + forget_bias_vector(static_cast<int>(h), x.device())).index_select(0, perm);
+    const torch::Tensor pre = torch::addmm(bias, x.reshape({t * n, in}), k.narrow(0, 0, in)).view({t, n, 4 * h});
     x = LstmLayerFunction::apply(pre, k.narrow(0, in, h).contiguous(), options_.cpu_loops);
   }
   const int64_t top = s.top_size();
@@ -238,8 +230,7 @@ PolicyForward PolicyImpl::forward(const torch::Tensor& actions, bool retain_embe
   return f;
 }
 
-PolicyForward PolicyImpl::forward_reference(const torch::Tensor& actions,
-                                            bool retain_embedding_grad) {
+PolicyForward PolicyImpl::forward_reference(const torch::Tensor& actions, bool retain_embedding_grad) {
   const PolicyShape& s = layout_.shape();
   const int64_t n = actions.size(0);
   const int64_t t = actions.size(1);
@@ -280,31 +271,27 @@ PolicyForward PolicyImpl::forward_reference(const torch::Tensor& actions,
   return f;
 }
 
-void tensors_to_blob(const PolicyLayout& layout, const std::vector<torch::Tensor>& tensors,
-                     float* dst) {
-  TORCH_CHECK(tensors.size() == layout.tensors().size(), "expected ", layout.tensors().size(),
-              " tensors, got ", tensors.size());
+void tensors_to_blob(const PolicyLayout& layout, const std::vector<torch::Tensor>& tensors, float* dst) {
+  TORCH_CHECK(tensors.size() == layout.tensors().size(), "expected ", layout.tensors().size(), " tensors, got ",
+              tensors.size());
   std::memset(dst, 0, layout.num_bytes());
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const PolicyTensorSpec& spec = layout.tensors()[k];
     check_spec(spec, tensors[k]);
-    const torch::Tensor host =
-        tensors[k].detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    const torch::Tensor host = tensors[k].detach().to(torch::kCPU, torch::kFloat32).contiguous();
     std::memcpy(dst + spec.offset, host.data_ptr<float>(), spec.numel() * sizeof(float));
   }
 }
 
-void blob_to_tensors(const PolicyLayout& layout, const float* src,
-                     const std::vector<torch::Tensor>& tensors) {
-  TORCH_CHECK(tensors.size() == layout.tensors().size(), "expected ", layout.tensors().size(),
-              " tensors, got ", tensors.size());
+void blob_to_tensors(const PolicyLayout& layout, const float* src, const std::vector<torch::Tensor>& tensors) {
+  TORCH_CHECK(tensors.size() == layout.tensors().size(), "expected ", layout.tensors().size(), " tensors, got ",
+              tensors.size());
   torch::NoGradGuard no_grad;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const PolicyTensorSpec& spec = layout.tensors()[k];
     check_spec(spec, tensors[k]);
     const torch::Tensor host =
-        torch::from_blob(const_cast<float*>(src + spec.offset), tensors[k].sizes(),
-                         torch::kFloat32);
+        torch::from_blob(const_cast<float*>(src + spec.offset), tensors[k].sizes(), torch::kFloat32);
     tensors[k].copy_(host);
   }
 }

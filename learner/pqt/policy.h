@@ -53,8 +53,7 @@ class PolicyImpl : public torch::nn::Module {
   PolicyForward forward(const torch::Tensor& actions, bool retain_embedding_grad = false);
   /// The same function with plain per-step autograd ops (the reference for tests and the
   /// bare-LibTorch baseline of bench/pqt/learner_bench.h).
-  PolicyForward forward_reference(const torch::Tensor& actions,
-                                  bool retain_embedding_grad = false);
+  PolicyForward forward_reference(const torch::Tensor& actions, bool retain_embedding_grad = false);
 
   /// Host copies in the layout order (num_floats() floats; padding written as 0).
   void write_blob(float* dst) const;
@@ -83,10 +82,8 @@ double variance_scaling_limit(int rows, int cols, double factor);
 
 /// Copies tensors given in blob order (shapes of `layout`) into / out of a host blob.
 /// Used for the parameters and for same-shaped optimizer state.
-void tensors_to_blob(const PolicyLayout& layout, const std::vector<torch::Tensor>& tensors,
-                     float* dst);
-void blob_to_tensors(const PolicyLayout& layout, const float* src,
-                     const std::vector<torch::Tensor>& tensors);
+void tensors_to_blob(const PolicyLayout& layout, const std::vector<torch::Tensor>& tensors, float* dst);
+void blob_to_tensors(const PolicyLayout& layout, const float* src, const std::vector<torch::Tensor>& tensors);
 
 /// Shifts actions [N, T] right by one with EOS (0) at t = 0 (the teacher-forcing inputs).
 torch::Tensor shift_right(const torch::Tensor& actions);

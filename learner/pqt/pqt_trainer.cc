@@ -26,9 +26,9 @@ constexpr std::uint64_t kActorsPaceRingBytes = std::uint64_t{4} << 20;
 constexpr std::uint32_t kLearnerPaceRingBatches = 2;  // a ring holds about this many batches
 constexpr double kBestRewardRounding = 1e10;          // spec §5.6: compare after rounding to 10 decimals
 constexpr double kInitialBestReward = -10.0;
-constexpr int kPoolBatches = 4;                       // drained episodes kept, in batches
-constexpr const char* kPqtSection = "pqt";            // this wing's checkpoint section
-constexpr std::uint32_t kPqtStateVersion = 1;         // layout of that section
+constexpr int kPoolBatches = 4;                // drained episodes kept, in batches
+constexpr const char* kPqtSection = "pqt";     // this wing's checkpoint section
+constexpr std::uint32_t kPqtStateVersion = 1;  // layout of that section
 constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;
 
 // One drained episode, in learner version space.
@@ -90,7 +90,10 @@ void read_pqt_state(CheckpointReader& in, PqtLearner& learner, std::uint64_t* np
 class PqtAlgorithm final : public Algorithm {
  public:
   explicit PqtAlgorithm(const PqtTrainOptions& o)
-      : o_(o), T_(o.learner.max_len), layout_(o.learner.shape), pool_(static_cast<std::size_t>(kPoolBatches * o.learner.batch_size), T_) {}
+      : o_(o),
+        T_(o.learner.max_len),
+        layout_(o.learner.shape),
+        pool_(static_cast<std::size_t>(kPoolBatches * o.learner.batch_size), T_) {}
 
   std::uint64_t dropped_stale_total() const { return dropped_total_; }
 
@@ -195,15 +198,26 @@ class PqtAlgorithm final : public Algorithm {
 
   // --- reporting
   std::vector<std::string> metric_columns() const override {
-    return {"rep",     "npe",     "npe_per_s", "best_reward", "mean_reward", "learner_steps_per_s", "lag_p50",
-            "lag_max", "queue_max", "total_loss", "pg_loss", "entropy",     "topk_loss",   "grad_norm",
-            "dropped_stale"};
+    return {"rep",       "npe",       "npe_per_s",    "best_reward", "mean_reward", "learner_steps_per_s",
+            "lag_p50",   "lag_max",   "queue_max",    "total_loss",  "pg_loss",     "entropy",
+            "topk_loss", "grad_norm", "dropped_stale"};
   }
   std::vector<double> metric_row(const DriverTick& t) const override {
-    return {static_cast<double>(t.rep), static_cast<double>(npe_), t.budget_per_s, r_.best_reward,
-            last_.mean_reward, t.updates_per_s, static_cast<double>(last_.lag_median),
-            static_cast<double>(last_.lag_max), last_.queue_max_score, last_.total_loss, last_.pg_loss,
-            last_.entropy, last_.topk_loss, last_.grad_norm, static_cast<double>(dropped_)};
+    return {static_cast<double>(t.rep),
+            static_cast<double>(npe_),
+            t.budget_per_s,
+            r_.best_reward,
+            last_.mean_reward,
+            t.updates_per_s,
+            static_cast<double>(last_.lag_median),
+            static_cast<double>(last_.lag_max),
+            last_.queue_max_score,
+            last_.total_loss,
+            last_.pg_loss,
+            last_.entropy,
+            last_.topk_loss,
+            last_.grad_norm,
+            static_cast<double>(dropped_)};
   }
   std::vector<std::pair<std::string, std::string>> progress_fields(const DriverTick& t) const override {
     return {{"rep", fmt::format("{}/{}", t.rep + 1, t.repetitions)},
@@ -214,9 +228,9 @@ class PqtAlgorithm final : public Algorithm {
             {"lag", fmt::format("{}/{}", last_.lag_median, last_.lag_max)}};
   }
   nlohmann::json result() const override {
-    return {{"found_solution", r_.found_solution}, {"code_solution", r_.code_solution},
-            {"best_reward", r_.best_reward},       {"best_code", r_.best_code},
-            {"num_batches", r_.num_batches},       {"batch_size", o_.learner.batch_size},
+    return {{"found_solution", r_.found_solution},     {"code_solution", r_.code_solution},
+            {"best_reward", r_.best_reward},           {"best_code", r_.best_code},
+            {"num_batches", r_.num_batches},           {"batch_size", o_.learner.batch_size},
             {"mode", train_mode_name(o_.learner.mode)}};
   }
   std::string describe_result() const override {

@@ -45,24 +45,24 @@ Pace parse_pace(const std::string& name);
 const char* pace_name(Pace pace);
 
 struct PqtTrainOptions {
-  LearnerOptions learner{};         // B, T, mode, hparams, device, seed
+  LearnerOptions learner{};  // B, T, mode, hparams, device, seed
   std::string task = "reverse";
-  std::string variant = "paper";    // paper | simplify
+  std::string variant = "paper";  // paper | simplify
   std::uint32_t actors = 1;
-  std::uint64_t max_npe = 0;        // 0 = unlimited
+  std::uint64_t max_npe = 0;  // 0 = unlimited
   std::uint32_t repetitions = 1;
   bool stop_on_success = true;
   std::uint32_t max_policy_lag = 8;
   Pace pace = Pace::kActors;
-  double checkpoint_every_s = 30.0; // <= 0: only on interruption
-  double max_seconds = 0.0;         // per repetition; 0 = unlimited
+  double checkpoint_every_s = 30.0;  // <= 0: only on interruption
+  double max_seconds = 0.0;          // per repetition; 0 = unlimited
   double metrics_every_s = 1.0;
-  std::string run_dir;              // required
-  std::string config_path;          // resolved config file handed to each actor (--config)
-  std::string executable;           // actor binary; empty = this process's binary
+  std::string run_dir;      // required
+  std::string config_path;  // resolved config file handed to each actor (--config)
+  std::string executable;   // actor binary; empty = this process's binary
   bool resume = false;
-  bool quiet = false;               // no progress line (benchmarks)
-  std::string run_id;               // segment run id; empty = train-<pid>
+  bool quiet = false;  // no progress line (benchmarks)
+  std::string run_id;  // segment run id; empty = train-<pid>
 
   /// Throws UsageError naming the first bad field.
   void validate() const;
@@ -87,11 +87,11 @@ struct TrainSummary {
   double steady_npe_per_s = 0.0;              // from the first drained episode to the end
   std::uint64_t learner_steps = 0;
   double learner_steps_per_s = 0.0;
-  std::uint64_t lag_p50 = 0, lag_max = 0;     // over every drained episode
-  std::uint64_t dropped_stale = 0;            // lag > max_policy_lag, not used for PG
+  std::uint64_t lag_p50 = 0, lag_max = 0;  // over every drained episode
+  std::uint64_t dropped_stale = 0;         // lag > max_policy_lag, not used for PG
   std::uint32_t actor_restarts = 0;
-  bool interrupted = false;                   // SIGINT/SIGTERM: checkpoint written, run paused
-  bool already_done = false;                  // --resume of a run whose repetitions are all done
+  bool interrupted = false;   // SIGINT/SIGTERM: checkpoint written, run paused
+  bool already_done = false;  // --resume of a run whose repetitions are all done
 };
 
 TrainSummary run_pqt_training(const PqtTrainOptions& options);

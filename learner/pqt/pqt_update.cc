@@ -43,8 +43,7 @@ torch::Device resolve_device(const std::string& name) {
     }
     const auto count = static_cast<int>(torch::cuda::device_count());
     if (index >= count) {
-      throw UsageError("device '" + name + "': only " + std::to_string(count) +
-                       " CUDA device(s) visible");
+      throw UsageError("device '" + name + "': only " + std::to_string(count) + " CUDA device(s) visible");
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
@@ -62,8 +61,7 @@ void put_tensors(ByteWriter& w, const std::vector<torch::Tensor>& tensors) {
 }
 
 /// Host tensors shaped like `like`, read from what put_tensors wrote for tensors of those sizes.
-std::vector<torch::Tensor> get_tensors(ByteReader& r, const std::vector<torch::Tensor>& like,
-                                       const std::string& what) {
+std::vector<torch::Tensor> get_tensors(ByteReader& r, const std::vector<torch::Tensor>& like, const std::string& what) {
   const auto count = r.get<std::uint64_t>();
   if (count != like.size()) {
     r.fail(what + ": " + std::to_string(count) + " tensors, expected " + std::to_string(like.size()));
@@ -72,8 +70,8 @@ std::vector<torch::Tensor> get_tensors(ByteReader& r, const std::vector<torch::T
   for (std::size_t k = 0; k < like.size(); ++k) {
     const auto numel = r.get<std::uint64_t>();
     if (numel != static_cast<std::uint64_t>(like[k].numel())) {
-      r.fail(what + ": tensor " + std::to_string(k) + " holds " + std::to_string(numel) +
-             " floats, expected " + std::to_string(like[k].numel()));
+      r.fail(what + ": tensor " + std::to_string(k) + " holds " + std::to_string(numel) + " floats, expected " +
+             std::to_string(like[k].numel()));
     }
     torch::Tensor host = torch::empty(like[k].sizes(), torch::TensorOptions().dtype(torch::kFloat32));
     r.get_bytes(host.data_ptr<float>(), static_cast<std::size_t>(numel) * sizeof(float));
@@ -93,9 +91,12 @@ TrainMode parse_train_mode(const std::string& name) {
 
 const char* train_mode_name(TrainMode mode) {
   switch (mode) {
-    case TrainMode::kPg: return "pg";
-    case TrainMode::kPqt: return "pqt";
-    case TrainMode::kPgPqt: return "pg+pqt";
+    case TrainMode::kPg:
+      return "pg";
+    case TrainMode::kPqt:
+      return "pqt";
+    case TrainMode::kPgPqt:
+      return "pg+pqt";
   }
   return "?";
 }
@@ -158,8 +159,8 @@ void LearnerOptions::validate() const {
   if (!(is_clip > 0.0)) fail("is_clip must be > 0, got " + std::to_string(is_clip));
   if (!(alpha >= 0.0 && alpha < 1.0)) fail("alpha must be in [0, 1), got " + std::to_string(alpha));
   if (alpha > 0.0 && !pg_enabled()) {
-    fail("alpha " + std::to_string(alpha) + " (experience replay) weights the PG term: expected mode pg or pg+pqt, got " +
-         train_mode_name(mode));
+    fail("alpha " + std::to_string(alpha) +
+         " (experience replay) weights the PG term: expected mode pg or pg+pqt, got " + train_mode_name(mode));
   }
   if (!(replay_temperature > 0.0)) {
     fail("replay_temperature must be > 0, got " + std::to_string(replay_temperature));
@@ -187,17 +188,15 @@ struct PqtLearner::Impl {
   torch::Tensor h_blogp;      // [batch_size, T] float
   torch::Tensor h_stale;      // [batch_size] float, 1 = lag-corrected
   std::vector<std::uint64_t> lags;
-  std::vector<double> log_q;              // [rows] replay log-probabilities, this step
+  std::vector<double> log_q;                // [rows] replay log-probabilities, this step
   std::vector<std::int32_t> replay_tokens;  // scratch for one replayed program
 
   explicit Impl(const LearnerOptions& options)
       : o(options),
         device(resolve_device(options.device)),
-        policy(PolicyOptions{options.shape, options.param_init_factor, options.eos_token,
-                             options.seed}),
-        optimizer(policy->blob_parameters(),
-                  RmsPropTf1Options{options.lr, options.rms_decay, options.rms_epsilon,
-                                    options.rms_initial_accumulator}),
+        policy(PolicyOptions{options.shape, options.param_init_factor, options.eos_token, options.seed}),
+        optimizer(policy->blob_parameters(), RmsPropTf1Options{options.lr, options.rms_decay, options.rms_epsilon,
+                                                               options.rms_initial_accumulator}),
         baselines(static_cast<std::size_t>(options.max_len), 0.0),
         queue(static_cast<std::size_t>(std::max(options.topk, 1))),
         replay(options.replay_capacity, options.replay_temperature),
@@ -205,8 +204,7 @@ struct PqtLearner::Impl {
     policy->to(device);
     // Re-create the optimizer over the moved parameters (to() may replace the storage).
     optimizer = RmsPropTf1(policy->blob_parameters(),
-                           RmsPropTf1Options{o.lr, o.rms_decay, o.rms_epsilon,
-                                             o.rms_initial_accumulator});
+                           RmsPropTf1Options{o.lr, o.rms_decay, o.rms_epsilon, o.rms_initial_accumulator});
     rows_max = o.batch_size + (o.topk_enabled() ? o.topk_batch_size : 0);
     const bool pin = device.is_cuda();
     auto f32 = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
@@ -244,12 +242,12 @@ struct PqtLearner::Impl {
   StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
     batch.validate(o.shape.vocab);
     if (batch.max_len != o.max_len) {
-      throw UsageError("episode batch T=" + std::to_string(batch.max_len) +
-                       " differs from the learner's max_len " + std::to_string(o.max_len));
+      throw UsageError("episode batch T=" + std::to_string(batch.max_len) + " differs from the learner's max_len " +
+                       std::to_string(o.max_len));
     }
     if (batch.batch_size > o.batch_size) {
-      throw UsageError("episode batch B=" + std::to_string(batch.batch_size) +
-                       " exceeds the learner's batch_size " + std::to_string(o.batch_size));
+      throw UsageError("episode batch B=" + std::to_string(batch.batch_size) + " exceeds the learner's batch_size " +
+                       std::to_string(o.batch_size));
     }
     const int b = batch.batch_size;
     const int t_max = o.max_len;
@@ -289,9 +287,8 @@ struct PqtLearner::Impl {
       if (o.replay_enabled()) {
         log_q.clear();
         for (int i = 0; i < b; ++i) {
-          log_q.push_back(replay.log_probability(
-              batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
-              static_cast<std::size_t>(batch.lengths[i])));
+          log_q.push_back(replay.log_probability(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+                                                 static_cast<std::size_t>(batch.lengths[i])));
         }
         for (int r = b; r < npg; ++r) {
           const auto& item = replay.sample(rng);
@@ -360,8 +357,7 @@ struct PqtLearner::Impl {
         c10::optional<torch::Tensor> w;
         if (blogp.defined()) {
           torch::NoGradGuard no_grad;
-          const torch::Tensor ratio =
-              torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
+          const torch::Tensor ratio = torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
           w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
         }
         if (o.replay_enabled()) {
@@ -370,11 +366,10 @@ struct PqtLearner::Impl {
           if (!replaying) {
             rw = torch::zeros({npg, 1}, alp_b.options());  // empty buffer: no PG this step
           } else {
-            const torch::Tensor lp_seq =
-                (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
+            const torch::Tensor lp_seq = (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
             const std::vector<double> log_p(lp_seq.data_ptr<double>(), lp_seq.data_ptr<double>() + npg);
-            const std::vector<double> iw = replay_importance_weights(
-                log_q, log_p, static_cast<double>(nr) / npg, o.iw_normalize);
+            const std::vector<double> iw =
+                replay_importance_weights(log_q, log_p, static_cast<double>(nr) / npg, o.iw_normalize);
             rw = torch::tensor(iw, torch::TensorOptions().dtype(torch::kFloat64))
                      .to(alp_b.device(), torch::kFloat32)
                      .unsqueeze(1);
@@ -415,8 +410,7 @@ struct PqtLearner::Impl {
       }
       // Global norm as TF computes it: the embedding gradient counts once per lookup
       // (IndexedSlices values), the dense ones as they are.
-      torch::Tensor sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum()
-                                                        : grads[0].pow(2).sum();
+      torch::Tensor sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum() : grads[0].pow(2).sum();
       for (std::size_t k = 1; k < grads.size(); ++k) sq = sq + grads[k].pow(2).sum();
       norm = sq.sqrt();
       if (o.grad_clip > 0.0) {
@@ -440,8 +434,7 @@ struct PqtLearner::Impl {
       st.argmax_index = best;
       if (o.topk_enabled()) {
         const std::int32_t* row = batch.tokens.data() + static_cast<std::size_t>(best) * t_max;
-        st.pushed = queue.push(batch.rewards[best],
-                               MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
+        st.pushed = queue.push(batch.rewards[best], MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
       }
       if (o.replay_enabled()) {
         for (int i = 0; i < b; ++i) {
@@ -454,8 +447,7 @@ struct PqtLearner::Impl {
 
     // 6. Stats: one read-back, which also waits for all device work of this step.
     const torch::Tensor stats =
-        torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach(), norm})
-            .to(torch::kCPU, torch::kFloat64);
+        torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach(), norm}).to(torch::kCPU, torch::kFloat64);
     const double* s = stats.data_ptr<double>();
     st.version = version;
     st.total_loss = s[kStatTotal];
@@ -490,9 +482,7 @@ PqtLearner::PqtLearner(const LearnerOptions& options) {
 
 PqtLearner::~PqtLearner() = default;
 
-StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
-  return impl_->step(batch, profiler);
-}
+StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) { return impl_->step(batch, profiler); }
 
 void PqtLearner::write_blob(float* dst) const { impl_->policy->write_blob(dst); }
 void PqtLearner::read_blob(const float* src) { impl_->policy->read_blob(src); }
@@ -512,17 +502,15 @@ std::function<void()> PqtLearner::device_synchronizer() const {
   return [index] { torch::cuda::synchronize(index); };
 }
 
-std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, int b,
-                                      int t) const {
+std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, int b, int t) const {
   if (b < 1 || t < 1 || tokens.size() != static_cast<std::size_t>(b) * t) {
-    throw UsageError("logits: tokens must hold b*t = " + std::to_string(b) + "*" +
-                     std::to_string(t) + " entries, got " + std::to_string(tokens.size()));
+    throw UsageError("logits: tokens must hold b*t = " + std::to_string(b) + "*" + std::to_string(t) +
+                     " entries, got " + std::to_string(tokens.size()));
   }
   torch::NoGradGuard no_grad;
   auto host = torch::empty({b, t}, torch::kInt64);
   for (std::size_t k = 0; k < tokens.size(); ++k) host.data_ptr<int64_t>()[k] = tokens[k];
-  const torch::Tensor out =
-      impl_->policy->forward(host.to(impl_->device)).logits.to(torch::kCPU).contiguous();
+  const torch::Tensor out = impl_->policy->forward(host.to(impl_->device)).logits.to(torch::kCPU).contiguous();
   return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
 }
 
@@ -550,14 +538,12 @@ void PqtLearner::load(ByteReader& r) {
   if (std::memcmp(tag, kStateTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
   const auto fingerprint = r.get<std::uint64_t>();
   if (fingerprint != m.policy->layout().fingerprint()) {
-    r.fail("learner state has policy layout fingerprint " + std::to_string(fingerprint) +
-           ", this learner " + std::to_string(m.policy->layout().fingerprint()) +
-           " (a different policy shape)");
+    r.fail("learner state has policy layout fingerprint " + std::to_string(fingerprint) + ", this learner " +
+           std::to_string(m.policy->layout().fingerprint()) + " (a different policy shape)");
   }
   const auto t = r.get<std::int32_t>();
   if (t != m.o.max_len) {
-    r.fail("learner state has T (max_len) " + std::to_string(t) + ", this learner " +
-           std::to_string(m.o.max_len));
+    r.fail("learner state has T (max_len) " + std::to_string(t) + ", this learner " + std::to_string(m.o.max_len));
   }
   const auto version = r.get<std::uint64_t>();
   const std::vector<torch::Tensor> params = get_tensors(r, m.policy->blob_parameters(), "parameters");

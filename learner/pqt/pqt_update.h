@@ -37,9 +37,9 @@
 #include "common/byte_codec.h"
 #include "common/pqt/policy_layout.h"
 #include "learner/pqt/episode_batch.h"
-#include "learner/profile.h"
 #include "learner/pqt/replay_buffer.h"
 #include "learner/pqt/top_k_queue.h"
+#include "learner/profile.h"
 
 namespace ringrl::learner {
 
@@ -64,12 +64,12 @@ struct LearnerOptions {
 
   double lr = 1e-4;
   double entropy_beta = 0.01;
-  double pi_loss_hparam = 1.0;     // used in kPg / kPgPqt
-  double topk_loss_hparam = 200.0; // used in kPqt / kPgPqt
-  int topk = 10;                   // queue capacity
-  int topk_batch_size = 1;         // queue programs per step
-  double regularizer = 0.0;        // L2 on LSTM kernels and output (not the embedding)
-  double grad_clip = 50.0;         // global norm; <= 0 disables
+  double pi_loss_hparam = 1.0;      // used in kPg / kPgPqt
+  double topk_loss_hparam = 200.0;  // used in kPqt / kPgPqt
+  int topk = 10;                    // queue capacity
+  int topk_batch_size = 1;          // queue programs per step
+  double regularizer = 0.0;         // L2 on LSTM kernels and output (not the embedding)
+  double grad_clip = 50.0;          // global norm; <= 0 disables
   double param_init_factor = 0.5;
   double ema_baseline_decay = 0.99;
   double rms_decay = 0.99;
@@ -78,13 +78,13 @@ struct LearnerOptions {
   /// Faithful quirk of §5.4: on an empty queue the top-k loss still runs on [EOS].
   bool dummy_topk_on_empty_queue = true;
   LagCorrection lag_correction = LagCorrection::kTruncatedPerToken;
-  double is_clip = 1.0;            // truncation c of the lag importance weights
-  double alpha = 0.0;              // replayed share of a PG batch (§5.5); 0 = no replay
-  double replay_temperature = 1.0; // replay weight exp(R / replay_temperature)
-  bool iw_normalize = true;        // rescale the replay weights to sum to the batch size
+  double is_clip = 1.0;                   // truncation c of the lag importance weights
+  double alpha = 0.0;                     // replayed share of a PG batch (§5.5); 0 = no replay
+  double replay_temperature = 1.0;        // replay weight exp(R / replay_temperature)
+  bool iw_normalize = true;               // rescale the replay weights to sum to the batch size
   std::size_t replay_capacity = 1000000;  // unique programs held (see replay_buffer.h)
-  std::string device = "auto";     // auto | cpu | cuda:N
-  std::uint64_t seed = 1;          // parameter init and queue sampling
+  std::string device = "auto";            // auto | cpu | cuda:N
+  std::uint64_t seed = 1;                 // parameter init and queue sampling
 
   /// §6.2 paper settings for a mode (pg-20M / topk-20M / pg-topk-20M).
   static LearnerOptions paper(TrainMode mode);
@@ -94,9 +94,7 @@ struct LearnerOptions {
   bool replay_enabled() const { return alpha > 0.0; }
   /// Programs drawn from the replay buffer per step once it is non-empty: int(B * alpha).
   int replay_rows() const { return static_cast<int>(batch_size * alpha); }
-  bool topk_enabled() const {
-    return mode != TrainMode::kPg && topk > 0 && topk_loss_hparam != 0.0;
-  }
+  bool topk_enabled() const { return mode != TrainMode::kPg && topk > 0 && topk_loss_hparam != 0.0; }
 };
 
 /// What one step did. Loss terms are the unweighted values of §5.3 (before the hparams).
@@ -110,9 +108,9 @@ struct StepStats {
   bool clipped = false;
   double mean_reward = 0.0;
   double max_reward = 0.0;
-  int argmax_index = 0;       // episode pushed into the queue
-  bool pushed = false;        // it entered the queue
-  int topk_samples = 0;       // real queue programs trained on (0 with the dummy)
+  int argmax_index = 0;  // episode pushed into the queue
+  bool pushed = false;   // it entered the queue
+  int topk_samples = 0;  // real queue programs trained on (0 with the dummy)
   std::size_t queue_size = 0;
   double queue_max_score = 0.0;
   std::uint64_t lag_min = 0, lag_median = 0, lag_max = 0;  // version() - policy_version
@@ -139,7 +137,7 @@ class PqtLearner {
   const PolicyLayout& layout() const;
   const LearnerOptions& options() const;
   std::uint64_t version() const;
-  std::string device() const;  // resolved, e.g. "cpu" or "cuda:0"
+  std::string device() const;                    // resolved, e.g. "cpu" or "cuda:0"
   const std::vector<double>& baselines() const;  // [T]
   const MaxUniquePriorityQueue& queue() const;
   MaxUniquePriorityQueue& queue();

@@ -32,8 +32,8 @@ std::string ProportionalReplayBuffer::program_of(const std::int32_t* tokens, std
   std::string p(length, '\0');
   for (std::size_t t = 0; t < length; ++t) {
     if (tokens[t] < 0 || tokens[t] > 255) {
-      throw UsageError("replay buffer: token " + std::to_string(tokens[t]) +
-                       " at position " + std::to_string(t) + ", expected 0..255");
+      throw UsageError("replay buffer: token " + std::to_string(tokens[t]) + " at position " + std::to_string(t) +
+                       ", expected 0..255");
     }
     p[t] = static_cast<char>(static_cast<unsigned char>(tokens[t]));
   }

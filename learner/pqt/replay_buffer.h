@@ -70,9 +70,9 @@ class ProportionalReplayBuffer {
   std::size_t capacity_;
   double temperature_;
   std::vector<Item> items_;
-  std::vector<double> tree_;                             // Fenwick tree of weights, 1-based
+  std::vector<double> tree_;                                 // Fenwick tree of weights, 1-based
   std::unordered_multimap<std::size_t, std::size_t> slots_;  // hash(program) -> slot
-  std::multimap<double, std::size_t> by_weight_;         // weight -> slot, for eviction
+  std::multimap<double, std::size_t> by_weight_;             // weight -> slot, for eviction
 };
 
 }  // namespace ringrl::learner

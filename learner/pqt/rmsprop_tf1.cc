@@ -37,8 +37,7 @@ void RmsPropTf1::apply_rows(std::size_t i, const torch::Tensor& rows, const torc
   p.index_copy_(0, rows, p.index_select(0, rows) - g * options_.lr * torch::rsqrt(m + options_.epsilon));
 }
 
-void RmsPropTf1::apply_row_mask(std::size_t i, const torch::Tensor& row_mask,
-                                const torch::Tensor& grad) {
+void RmsPropTf1::apply_row_mask(std::size_t i, const torch::Tensor& row_mask, const torch::Tensor& grad) {
   torch::NoGradGuard no_grad;
   torch::Tensor& ms = ms_.at(i);
   torch::Tensor& p = params_.at(i);

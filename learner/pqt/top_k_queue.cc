@@ -60,9 +60,7 @@ const MaxUniquePriorityQueue::Item& MaxUniquePriorityQueue::max() const {
   return items_.at(m);
 }
 
-const MaxUniquePriorityQueue::Item& MaxUniquePriorityQueue::min() const {
-  return items_.at(min_index());
-}
+const MaxUniquePriorityQueue::Item& MaxUniquePriorityQueue::min() const { return items_.at(min_index()); }
 
 std::vector<MaxUniquePriorityQueue::Item> MaxUniquePriorityQueue::sorted() const {
   std::vector<Item> out = items_;
@@ -99,8 +97,7 @@ MaxUniquePriorityQueue MaxUniquePriorityQueue::load(ByteReader& r) {
   q.next_seq_ = r.get<std::uint64_t>();
   const auto count = r.get<std::uint64_t>();
   if (count > capacity) {
-    r.fail("top-k queue holds " + std::to_string(count) + " items, more than its capacity " +
-           std::to_string(capacity));
+    r.fail("top-k queue holds " + std::to_string(count) + " items, more than its capacity " + std::to_string(capacity));
   }
   for (std::uint64_t k = 0; k < count; ++k) {
     Item it;

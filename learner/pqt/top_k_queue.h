@@ -28,9 +28,9 @@ class MaxUniquePriorityQueue {
  public:
   using Tokens = std::vector<std::int32_t>;
   struct Item {
-    double score = 0.0;       // the episode's total reward
-    Tokens tokens;            // the episode's tokens, EOS included if sampled
-    std::uint64_t seq = 0;    // insertion order; breaks ties between held items
+    double score = 0.0;     // the episode's total reward
+    Tokens tokens;          // the episode's tokens, EOS included if sampled
+    std::uint64_t seq = 0;  // insertion order; breaks ties between held items
   };
 
   /// capacity >= 1, else UsageError.

@@ -36,7 +36,9 @@ void FifoReplay::sample(Td3Rng& rng, int n, std::int64_t* slots) const noexcept 
 
 void FifoReplay::gather(const std::int64_t* slots, int n, float* dst) const noexcept {
   const auto width = static_cast<std::size_t>(row_floats_);
-  for (int i = 0; i < n; ++i) std::memcpy(dst + static_cast<std::size_t>(i) * width, row(static_cast<std::size_t>(slots[i])), width * sizeof(float));
+  for (int i = 0; i < n; ++i)
+    std::memcpy(dst + static_cast<std::size_t>(i) * width, row(static_cast<std::size_t>(slots[i])),
+                width * sizeof(float));
 }
 
 void FifoReplay::save(ByteWriter& out) const {
@@ -55,8 +57,8 @@ void FifoReplay::load(ByteReader& in) {
   const auto capacity = in.get<std::uint64_t>();
   const auto width = in.get<std::int32_t>();
   if (capacity != capacity_ || width != row_floats_)
-    in.fail("replay of capacity " + std::to_string(capacity) + " x " + std::to_string(width) +
-            " floats, expected " + std::to_string(capacity_) + " x " + std::to_string(row_floats_));
+    in.fail("replay of capacity " + std::to_string(capacity) + " x " + std::to_string(width) + " floats, expected " +
+            std::to_string(capacity_) + " x " + std::to_string(row_floats_));
   const auto size = in.get<std::uint64_t>();
   const auto added = in.get<std::uint64_t>();
   if (size > capacity_ || size != std::min<std::uint64_t>(added, capacity_))

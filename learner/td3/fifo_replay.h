@@ -40,7 +40,9 @@ class FifoReplay {
   bool empty() const noexcept { return size_ == 0; }
 
   /// The row in `slot` (< size()); slot = (add index) mod capacity.
-  const float* row(std::size_t slot) const noexcept { return data_.data() + slot * static_cast<std::size_t>(row_floats_); }
+  const float* row(std::size_t slot) const noexcept {
+    return data_.data() + slot * static_cast<std::size_t>(row_floats_);
+  }
 
   /// Writes `n` slots drawn uniformly with replacement. Precondition: !empty().
   void sample(Td3Rng& rng, int n, std::int64_t* slots) const noexcept;

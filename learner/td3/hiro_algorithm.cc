@@ -21,11 +21,11 @@ using learner::Algorithm;
 using learner::BudgetUnit;
 using learner::DriverTick;
 
-constexpr const char* kHiroSection = "hiro";     // this wing's checkpoint section
-constexpr std::uint32_t kHiroStateVersion = 1;   // layout of that section
-constexpr std::uint64_t kRingMetaRecords = 4;    // meta records a ring holds beyond the steps
+constexpr const char* kHiroSection = "hiro";                   // this wing's checkpoint section
+constexpr std::uint32_t kHiroStateVersion = 1;                 // layout of that section
+constexpr std::uint64_t kRingMetaRecords = 4;                  // meta records a ring holds beyond the steps
 constexpr std::size_t kMaxQueuedSteps = std::size_t{1} << 16;  // hard cap of the arrival queue
-constexpr double kIntrinsicEma = 0.01;           // weight of a new step in the reward's running mean
+constexpr double kIntrinsicEma = 0.01;                         // weight of a new step in the reward's running mean
 constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
 
 // One env step that arrived ahead of the rate limiter.
@@ -45,7 +45,8 @@ class HiroAlgorithm final : public Algorithm {
            record_type_bit(kRecordHiroEval);
   }
   std::uint64_t ring_bytes() const override {
-    const std::uint64_t steps = 2 * std::uint64_t{o_.throttle_slack} + static_cast<std::uint64_t>(o_.learner.meta_period);
+    const std::uint64_t steps =
+        2 * std::uint64_t{o_.throttle_slack} + static_cast<std::uint64_t>(o_.learner.meta_period);
     return steps * frame_bytes(hiro::transition_bytes(o_.learner.transition_dims())) +
            kRingMetaRecords * frame_bytes(hiro::meta_transition_bytes(o_.learner.meta_transition_dims())) +
            frame_bytes(sizeof(hiro::HiroEvalRecord));
@@ -85,7 +86,8 @@ class HiroAlgorithm final : public Algorithm {
       case kRecordTransition: {
         if (!hiro::decode_transition(rec.data, rec.length, o_.learner.transition_dims(), &view_, &error))
           throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
-        if (actor >= o_.actors) throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
+        if (actor >= o_.actors)
+          throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
         const bool within_budget = o_.max_env_steps == 0 || steps_ < o_.max_env_steps;
         if (queue_.empty() && steps_ < o_.initial_steps && within_budget) {
           admit(actor, rec.data, rec.length);  // initial collection: no update to wait for
@@ -131,9 +133,7 @@ class HiroAlgorithm final : public Algorithm {
     }
     return low_ % o_.publish_every == 0;
   }
-  void write_blob(std::byte* dst) const override {
-    learner_->write_blob(dst);
-  }
+  void write_blob(std::byte* dst) const override { learner_->write_blob(dst); }
   std::uint64_t budget_used() const override { return steps_; }
   bool solved() const override { return evals_ > 0 && best_success_ >= o_.success_threshold; }
 
@@ -188,19 +188,34 @@ class HiroAlgorithm final : public Algorithm {
 
   // --- reporting
   std::vector<std::string> metric_columns() const override {
-    return {"rep",          "env_steps",       "env_steps_per_s",   "low_updates",      "high_updates",
-            "low_per_step", "high_per_step",   "low_critic_loss",   "low_actor_loss",   "low_mean_q",
-            "high_critic_loss", "high_actor_loss", "high_mean_q",   "intrinsic_reward", "eval_success",
-            "eval_distance", "best_eval_success", "updates_per_s",  "lag_p50",          "lag_max",
-            "queued_steps"};
+    return {
+        "rep",           "env_steps",        "env_steps_per_s", "low_updates",   "high_updates",      "low_per_step",
+        "high_per_step", "low_critic_loss",  "low_actor_loss",  "low_mean_q",    "high_critic_loss",  "high_actor_loss",
+        "high_mean_q",   "intrinsic_reward", "eval_success",    "eval_distance", "best_eval_success", "updates_per_s",
+        "lag_p50",       "lag_max",          "queued_steps"};
   }
   std::vector<double> metric_row(const DriverTick& t) const override {
-    return {static_cast<double>(t.rep), static_cast<double>(steps_), t.budget_per_s, static_cast<double>(low_),
-            static_cast<double>(high_), low_per_step(), high_per_step(), low_stats_.critic_loss,
-            low_actor_loss_, -low_actor_loss_, high_stats_.critic_loss, high_actor_loss_, -high_actor_loss_, intrinsic_,
-            evals_ > 0 ? success_rate(last_eval_) : 0.0, evals_ > 0 ? last_eval_.mean_final_distance : 0.0,
-            std::max(best_success_, 0.0), t.updates_per_s, static_cast<double>(t.lag_p50),
-            static_cast<double>(t.lag_max), static_cast<double>(queue_.size())};
+    return {static_cast<double>(t.rep),
+            static_cast<double>(steps_),
+            t.budget_per_s,
+            static_cast<double>(low_),
+            static_cast<double>(high_),
+            low_per_step(),
+            high_per_step(),
+            low_stats_.critic_loss,
+            low_actor_loss_,
+            -low_actor_loss_,
+            high_stats_.critic_loss,
+            high_actor_loss_,
+            -high_actor_loss_,
+            intrinsic_,
+            evals_ > 0 ? success_rate(last_eval_) : 0.0,
+            evals_ > 0 ? last_eval_.mean_final_distance : 0.0,
+            std::max(best_success_, 0.0),
+            t.updates_per_s,
+            static_cast<double>(t.lag_p50),
+            static_cast<double>(t.lag_max),
+            static_cast<double>(queue_.size())};
   }
   std::vector<std::pair<std::string, std::string>> progress_fields(const DriverTick& t) const override {
     return {{"rep", fmt::format("{}/{}", t.rep + 1, t.repetitions)},
@@ -242,7 +257,8 @@ class HiroAlgorithm final : public Algorithm {
     return steps_ > o_.initial_steps ? static_cast<double>(low_) / static_cast<double>(steps_ - o_.initial_steps) : 0.0;
   }
   double high_per_step() const {
-    return steps_ > o_.initial_steps ? static_cast<double>(high_) / static_cast<double>(steps_ - o_.initial_steps) : 0.0;
+    return steps_ > o_.initial_steps ? static_cast<double>(high_) / static_cast<double>(steps_ - o_.initial_steps)
+                                     : 0.0;
   }
   // Puts one env step into the low-level replay and counts it.
   void admit(std::uint32_t actor, const std::byte* data, std::uint32_t bytes) {
@@ -266,14 +282,14 @@ class HiroAlgorithm final : public Algorithm {
 
   const HiroTrainOptions& o_;
   std::unique_ptr<HiroLearner> learner_;
-  std::deque<QueuedStep> queue_;           // env steps waiting for the rate limiter (FIFO)
-  std::vector<std::uint64_t> per_actor_;   // env steps taken per collector
-  std::uint64_t steps_ = 0;                // env steps in the replay (the budget)
-  std::uint64_t low_ = 0, high_ = 0;       // updates this repetition
+  std::deque<QueuedStep> queue_;          // env steps waiting for the rate limiter (FIFO)
+  std::vector<std::uint64_t> per_actor_;  // env steps taken per collector
+  std::uint64_t steps_ = 0;               // env steps in the replay (the budget)
+  std::uint64_t low_ = 0, high_ = 0;      // updates this repetition
   std::uint64_t evals_ = 0;
   hiro::HiroEvalRecord last_eval_{};
   double best_success_ = -1;
-  double intrinsic_ = 0;                   // running mean of the admitted steps' r_lo
+  double intrinsic_ = 0;  // running mean of the admitted steps' r_lo
   HiroUpdateStats low_stats_, high_stats_;
   // Actor loss -mean Q1(x, mu(x)) at each level's last actor step (mean Q is its negative).
   double low_actor_loss_ = 0, high_actor_loss_ = 0;

@@ -29,26 +29,26 @@
 
 namespace ringrl::td3 {
 
-inline constexpr std::uint64_t kDefaultInitialSteps = 2500;   // §3: 5 episodes x 500
-inline constexpr std::uint32_t kDefaultHighEvery = 10;        // §3: 1 high update per 10 env steps
-inline constexpr std::uint64_t kDefaultEvalEvery = 50000;     // §10.6
-inline constexpr std::uint32_t kDefaultEvalEpisodes = 50;     // §10.6
+inline constexpr std::uint64_t kDefaultInitialSteps = 2500;  // §3: 5 episodes x 500
+inline constexpr std::uint32_t kDefaultHighEvery = 10;       // §3: 1 high update per 10 env steps
+inline constexpr std::uint64_t kDefaultEvalEvery = 50000;    // §10.6
+inline constexpr std::uint32_t kDefaultEvalEpisodes = 50;    // §10.6
 
 struct HiroTrainOptions {
-  HiroOptions learner;                 // dims, boxes, TD3 hyperparameters, seed, device
-  std::string env;                     // identity: env name
-  std::string targets;                 // identity: single | multi
-  std::uint32_t actors = 1;            // collector processes
+  HiroOptions learner;       // dims, boxes, TD3 hyperparameters, seed, device
+  std::string env;           // identity: env name
+  std::string targets;       // identity: single | multi
+  std::uint32_t actors = 1;  // collector processes
   std::uint64_t initial_steps = kDefaultInitialSteps;
   std::uint32_t high_every = kDefaultHighEvery;
-  std::uint32_t publish_every = 1;     // low updates between weight publications
-  std::uint32_t throttle_slack = 20;   // env steps an actor may run ahead of its share (ring sizing)
-  bool eval = true;                    // run the evaluator actor
+  std::uint32_t publish_every = 1;    // low updates between weight publications
+  std::uint32_t throttle_slack = 20;  // env steps an actor may run ahead of its share (ring sizing)
+  bool eval = true;                   // run the evaluator actor
   std::uint64_t eval_every = kDefaultEvalEvery;
   std::uint32_t eval_episodes = kDefaultEvalEpisodes;
-  double success_threshold = 1.0;      // solved() when best eval success >= this
+  double success_threshold = 1.0;  // solved() when best eval success >= this
   bool stop_on_success = false;
-  std::uint64_t max_env_steps = 0;     // per repetition; 0 = unlimited
+  std::uint64_t max_env_steps = 0;  // per repetition; 0 = unlimited
   double max_seconds = 0;
   std::uint32_t repetitions = 1;
   double checkpoint_every_s = 30;

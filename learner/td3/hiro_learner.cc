@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
 constexpr std::uint32_t kHiroVersion = 1;
-constexpr std::uint64_t kLowSeedSalt = 1;   // agent seeds derive from options.seed
+constexpr std::uint64_t kLowSeedSalt = 1;  // agent seeds derive from options.seed
 constexpr std::uint64_t kHighSeedSalt = 2;
 constexpr std::uint64_t kLearnerSeedSalt = 3;
 constexpr std::uint64_t kSeedStride = 0x9E3779B97F4A7C15ULL;
@@ -32,7 +32,8 @@ torch::Device resolve_device(const std::string& name) {
   } catch (const std::exception&) {
     throw UsageError("device '" + name + "' (expected auto, cpu or cuda:N)");
   }
-  if (d.is_cuda() && (!torch::cuda::is_available() || (d.has_index() && d.index() >= static_cast<int>(torch::cuda::device_count()))))
+  if (d.is_cuda() &&
+      (!torch::cuda::is_available() || (d.has_index() && d.index() >= static_cast<int>(torch::cuda::device_count()))))
     throw UsageError("device " + name + " is not available here (CUDA devices: " +
                      std::to_string(torch::cuda::is_available() ? torch::cuda::device_count() : 0) + ")");
   return d;
@@ -210,8 +211,10 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
     Actor& low_actor = m.low.actor();
-    batch.a =
-        m.relabeller.relabel(rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng).goals;
+    batch.a = m.relabeller
+                  .relabel(
+                      rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng)
+                  .goals;
   }
   return read_stats(m.high.update(batch, profiler), read_losses);
 }

@@ -49,25 +49,25 @@ class Td3Agent;
 class FifoReplay;
 
 struct HiroOptions {
-  hiro::GoalSpace goal_space;          // k, goal box, ZERO_OBS
+  hiro::GoalSpace goal_space;  // k, goal box, ZERO_OBS
   int obs_dim = 0;
-  int context_dim = 0;                 // dim(G)
-  std::vector<float> action_low;       // env action box (low-level output)
+  int context_dim = 0;            // dim(G)
+  std::vector<float> action_low;  // env action box (low-level output)
   std::vector<float> action_high;
   int meta_period = hiro::kDefaultMetaPeriod;  // c
-  int hidden = kDefaultHidden;         // both hidden layers, both levels (§4)
+  int hidden = kDefaultHidden;                 // both hidden layers, both levels (§4)
   double actor_lr = kDefaultActorLr;
   double critic_lr = kDefaultCriticLr;
   double tau = kDefaultTau;
-  double gamma_low = kDefaultGamma;    // per env step
-  double gamma_high = kDefaultGamma;   // per meta transition, not 0.99^c (§12.5)
-  int batch_size = kDefaultBatchSize;  // each level
-  int update_period = kDefaultUpdatePeriod;  // actor and target period, both levels
+  double gamma_low = kDefaultGamma;           // per env step
+  double gamma_high = kDefaultGamma;          // per meta transition, not 0.99^c (§12.5)
+  int batch_size = kDefaultBatchSize;         // each level
+  int update_period = kDefaultUpdatePeriod;   // actor and target period, both levels
   double target_noise = kDefaultTargetNoise;  // absolute, both levels
   double target_noise_clip = kDefaultTargetNoiseClip;
   std::size_t replay_capacity = kDefaultReplayCapacity;  // each buffer
-  std::string relabel = "sample";      // sample | fun | none (§9)
-  std::string device = "auto";         // auto | cpu | cuda:N
+  std::string relabel = "sample";                        // sample | fun | none (§9)
+  std::string device = "auto";                           // auto | cpu | cuda:N
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
@@ -93,7 +93,7 @@ HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind k
 /// What one update did (losses read back to the host).
 struct HiroUpdateStats {
   double critic_loss = 0.0;
-  double actor_loss = 0.0;    // 0 when the actor step was skipped
+  double actor_loss = 0.0;  // 0 when the actor step was skipped
   bool actor_step = false;
 };
 

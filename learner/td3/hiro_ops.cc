@@ -13,9 +13,12 @@ RelabelStrategy parse_relabel_strategy(const std::string& name) {
 
 const char* relabel_strategy_name(RelabelStrategy s) noexcept {
   switch (s) {
-    case RelabelStrategy::kSample: return "sample";
-    case RelabelStrategy::kFun: return "fun";
-    case RelabelStrategy::kNone: return "none";
+    case RelabelStrategy::kSample:
+      return "sample";
+    case RelabelStrategy::kFun:
+      return "fun";
+    case RelabelStrategy::kNone:
+      return "none";
   }
   return "?";
 }
@@ -30,8 +33,8 @@ Relabeller::Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, c
                        const std::vector<float>& action_high, torch::Device device)
     : strategy_(strategy), goal_dim_(goals.dim), device_(device) {
   if (goals.dim < 1 || goals.low.size() != static_cast<std::size_t>(goals.dim) || goals.high.size() != goals.low.size())
-    throw UsageError("relabelling: goal box of " + std::to_string(goals.low.size()) + " dims, expected k = " +
-                     std::to_string(goals.dim) + " >= 1");
+    throw UsageError("relabelling: goal box of " + std::to_string(goals.low.size()) +
+                     " dims, expected k = " + std::to_string(goals.dim) + " >= 1");
   if (action_low.empty() || action_low.size() != action_high.size())
     throw UsageError("relabelling: action box has " + std::to_string(action_low.size()) + "/" +
                      std::to_string(action_high.size()) + " bounds");
@@ -85,8 +88,8 @@ RelabelResult Relabeller::relabel(const RelabelBatch& batch, const LowPolicy& po
       break;
   }
   // Candidates: 8 Gaussian draws around delta, delta, the original; all clipped to the box.
-  const auto gauss = delta.unsqueeze(1) +
-                     kSampleSigmaFraction * goal_half_range_ * normals(B, kRelabelGaussianCandidates, rng);
+  const auto gauss =
+      delta.unsqueeze(1) + kSampleSigmaFraction * goal_half_range_ * normals(B, kRelabelGaussianCandidates, rng);
   const auto raw = torch::cat({gauss, delta.unsqueeze(1), batch.g.unsqueeze(1)}, 1);  // [B, K, k]
   r.candidates = torch::max(torch::min(raw, goal_high_), goal_low_);
   r.scores = score(batch, r.candidates, policy);

@@ -45,8 +45,8 @@ class Td3Rng {
   static constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;  // splitmix64 increment
   static constexpr std::uint64_t kMix1 = 0xBF58476D1CE4E5B9ULL;    // splitmix64 finaliser
   static constexpr std::uint64_t kMix2 = 0x94D049BB133111EBULL;
-  static constexpr int kDropBits = 11;                             // 64 - 53
-  static constexpr double kUnit53 = 1.0 / 9007199254740992.0;      // 2^-53
+  static constexpr int kDropBits = 11;                         // 64 - 53
+  static constexpr double kUnit53 = 1.0 / 9007199254740992.0;  // 2^-53
   static constexpr double kTwoPi = 6.283185307179586;
   std::uint64_t state_;
 };

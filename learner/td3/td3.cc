@@ -99,7 +99,8 @@ void Td3Options::validate() const {
   if (s.input_dim < 1) throw UsageError("td3: input_dim must be >= 1, got " + std::to_string(s.input_dim));
   if (s.action_dim < 1) throw UsageError("td3: action_dim must be >= 1, got " + std::to_string(s.action_dim));
   if (s.hidden1 < 1 || s.hidden2 < 1)
-    throw UsageError("td3: hidden sizes must be >= 1, got " + std::to_string(s.hidden1) + "-" + std::to_string(s.hidden2));
+    throw UsageError("td3: hidden sizes must be >= 1, got " + std::to_string(s.hidden1) + "-" +
+                     std::to_string(s.hidden2));
   if (s.masked_inputs < 0 || s.masked_inputs > s.input_dim)
     throw UsageError("td3: masked_inputs must be in [0, " + std::to_string(s.input_dim) + "], got " +
                      std::to_string(s.masked_inputs));
@@ -175,9 +176,9 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device)
   actor_->to(device_);
   critic1_->to(device_);
   critic2_->to(device_);
-  for (torch::nn::Module* target : {static_cast<torch::nn::Module*>(actor_target_.get()),
-                                    static_cast<torch::nn::Module*>(critic1_target_.get()),
-                                    static_cast<torch::nn::Module*>(critic2_target_.get())}) {
+  for (torch::nn::Module* target :
+       {static_cast<torch::nn::Module*>(actor_target_.get()), static_cast<torch::nn::Module*>(critic1_target_.get()),
+        static_cast<torch::nn::Module*>(critic2_target_.get())}) {
     target->to(device_);
     for (auto& p : target->parameters()) p.set_requires_grad(false);
   }

@@ -34,33 +34,33 @@
 #include <torch/torch.h>
 
 #include "common/byte_codec.h"
-#include "learner/td3/defaults.h"
 #include "learner/profile.h"
+#include "learner/td3/defaults.h"
 #include "learner/td3/rng.h"
 
 namespace ringrl::td3 {
 
 /// Sizes and box of one agent's networks.
 struct Td3Shape {
-  int input_dim = 0;                // x: obs (+) goal or context
+  int input_dim = 0;  // x: obs (+) goal or context
   int action_dim = 0;
-  std::vector<float> action_low;    // actor output box
+  std::vector<float> action_low;  // actor output box
   std::vector<float> action_high;
   int hidden1 = kDefaultHidden;
   int hidden2 = kDefaultHidden;
-  int masked_inputs = 0;            // leading x entries multiplied by 0 (ZERO_OBS: 2)
+  int masked_inputs = 0;  // leading x entries multiplied by 0 (ZERO_OBS: 2)
 };
 
 struct Td3Options {
   Td3Shape shape;
-  double actor_lr = kDefaultActorLr;     // >= 0 (0 freezes the actor)
-  double critic_lr = kDefaultCriticLr;   // >= 0 (0 freezes the critics)
-  double tau = kDefaultTau;              // in [0, 1]
-  double gamma = kDefaultGamma;          // in [0, 1]
-  int update_period = kDefaultUpdatePeriod;  // >= 1
-  double target_noise = kDefaultTargetNoise;  // >= 0
+  double actor_lr = kDefaultActorLr;                   // >= 0 (0 freezes the actor)
+  double critic_lr = kDefaultCriticLr;                 // >= 0 (0 freezes the critics)
+  double tau = kDefaultTau;                            // in [0, 1]
+  double gamma = kDefaultGamma;                        // in [0, 1]
+  int update_period = kDefaultUpdatePeriod;            // >= 1
+  double target_noise = kDefaultTargetNoise;           // >= 0
   double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
-  std::uint64_t seed = 0;                // initial weights and the agent's Td3Rng
+  std::uint64_t seed = 0;                              // initial weights and the agent's Td3Rng
 
   /// Throws UsageError naming the first bad value.
   void validate() const;

@@ -75,8 +75,10 @@ TEST(TuneGrid, PgDecoding) {
 // entropy_beta (4), lr (3), topk (1), topk_loss_hparam (4). 13 = 1 + 4·(0 + 3·(0 + 1·1)).
 TEST(TuneGrid, PgTopkDecoding) {
   const TuneSpace s = tune_space("pg-topk");
-  EXPECT_EQ(s.trial_hparams(13), (json{{"entropy_beta", 0.01}, {"lr", 1e-5}, {"topk", 10}, {"topk_loss_hparam", 10.0}}));
-  EXPECT_EQ(s.trial_hparams(47), (json{{"entropy_beta", 0.1}, {"lr", 1e-3}, {"topk", 10}, {"topk_loss_hparam", 200.0}}));
+  EXPECT_EQ(s.trial_hparams(13),
+            (json{{"entropy_beta", 0.01}, {"lr", 1e-5}, {"topk", 10}, {"topk_loss_hparam", 10.0}}));
+  EXPECT_EQ(s.trial_hparams(47),
+            (json{{"entropy_beta", 0.1}, {"lr", 1e-3}, {"topk", 10}, {"topk_loss_hparam", 200.0}}));
   EXPECT_TRUE(s.trial_hparams(0)["topk"].is_number_integer());  // the config's topk slot is an integer
 }
 
@@ -85,9 +87,11 @@ TEST(TuneGrid, TopkDecoding) {
   const TuneSpace s = tune_space("topk");
   EXPECT_EQ(s.trial_hparams(0), (json{{"entropy_beta", 0.0}, {"lr", 1e-5}, {"topk", 10}, {"topk_loss_hparam", 1.0}}));
   // 17 = 2 + 5·(0 + 3·1)
-  EXPECT_EQ(s.trial_hparams(17), (json{{"entropy_beta", 0.01}, {"lr", 1e-5}, {"topk", 10}, {"topk_loss_hparam", 10.0}}));
+  EXPECT_EQ(s.trial_hparams(17),
+            (json{{"entropy_beta", 0.01}, {"lr", 1e-5}, {"topk", 10}, {"topk_loss_hparam", 10.0}}));
   // 59 = 4 + 5·(2 + 3·3)
-  EXPECT_EQ(s.trial_hparams(59), (json{{"entropy_beta", 0.1}, {"lr", 1e-3}, {"topk", 10}, {"topk_loss_hparam", 200.0}}));
+  EXPECT_EQ(s.trial_hparams(59),
+            (json{{"entropy_beta", 0.1}, {"lr", 1e-3}, {"topk", 10}, {"topk_loss_hparam", 200.0}}));
 }
 
 // alpha (3), entropy_beta (4), lr (3), replay_temperature (4). 100 = 1 + 3·(1 + 4·(2 + 3·2)).
@@ -150,7 +154,7 @@ TEST(TuneSettings, PaperDefaults) {
   EXPECT_EQ(s.repetitions, 50u);
   EXPECT_EQ(s.max_npe, 5'000'000u);
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"timestep_limit", "50"}, {"batch_size", "64"}, {"grad_clip_threshold", "50.0"},
+      {"timestep_limit", "50"},     {"batch_size", "64"},           {"grad_clip_threshold", "50.0"},
       {"param_init_factor", "0.5"}, {"ema_baseline_decay", "0.99"}, {"eos_token", "false"}};
   EXPECT_EQ(s.sets, expected);
 }
@@ -204,12 +208,39 @@ TEST(TuneCommand, TrainArguments) {
   run.device = "cuda:1";
   run.actors = 2;
   run.resume = true;
-  const std::vector<std::string> expected = {
-      "train", "pqt", "--task", "reverse-tune", "--mode", "pg", "--repetitions", "25", "--max-npe", "5000000",
-      "--run-dir", "/tmp/t/trial_5/reverse-tune", "--device", "cuda:1", "--actors", "2", "--resume",
-      "--set", "timestep_limit=10", "--set", "batch_size=64", "--set", "grad_clip_threshold=50.0",
-      "--set", "param_init_factor=0.5", "--set", "ema_baseline_decay=0.99", "--set", "eos_token=false",
-      "--set", "entropy_beta=0.01", "--set", "lr=0.0001"};
+  const std::vector<std::string> expected = {"train",
+                                             "pqt",
+                                             "--task",
+                                             "reverse-tune",
+                                             "--mode",
+                                             "pg",
+                                             "--repetitions",
+                                             "25",
+                                             "--max-npe",
+                                             "5000000",
+                                             "--run-dir",
+                                             "/tmp/t/trial_5/reverse-tune",
+                                             "--device",
+                                             "cuda:1",
+                                             "--actors",
+                                             "2",
+                                             "--resume",
+                                             "--set",
+                                             "timestep_limit=10",
+                                             "--set",
+                                             "batch_size=64",
+                                             "--set",
+                                             "grad_clip_threshold=50.0",
+                                             "--set",
+                                             "param_init_factor=0.5",
+                                             "--set",
+                                             "ema_baseline_decay=0.99",
+                                             "--set",
+                                             "eos_token=false",
+                                             "--set",
+                                             "entropy_beta=0.01",
+                                             "--set",
+                                             "lr=0.0001"};
   EXPECT_EQ(train_arguments(pg, pg.trial_hparams(5), s, run), expected);
   const TuneSpace ga = tune_space("ga");
   EXPECT_TRUE(contains(usage_error([&] { train_arguments(ga, ga.trial_hparams(0), s, run); }), "space 'ga'"));
@@ -217,7 +248,8 @@ TEST(TuneCommand, TrainArguments) {
 
 TEST(TuneCommand, FormatHparams) {
   EXPECT_EQ(format_hparams(tune_space("pg").trial_hparams(5)), "entropy_beta=0.01 lr=0.0001");
-  EXPECT_EQ(format_hparams(tune_space("pg-topk").trial_hparams(47)), "entropy_beta=0.1 lr=0.001 topk=10 topk_loss_hparam=200.0");
+  EXPECT_EQ(format_hparams(tune_space("pg-topk").trial_hparams(47)),
+            "entropy_beta=0.1 lr=0.001 topk=10 topk_loss_hparam=200.0");
 }
 
 json record(const char* task, bool solved, std::uint64_t npe) {
@@ -276,8 +308,8 @@ TEST(TuneAggregate, EmptyAndUnlimitedBudgetsNeverGiveNaN) {
   EXPECT_EQ(empty.total.success_rate, 0.0);
   EXPECT_EQ(empty.total.programs_seen_fraction, 0.0);
   EXPECT_EQ(empty.per_task.count("remove-char-tune"), 1u);  // every task of the cycle is reported
-  const TrialResult unlimited =
-      aggregate_trial(0, json::object(), {record("reverse-tune", false, 640), record("reverse-tune", true, 100)}, 0, cycle);
+  const TrialResult unlimited = aggregate_trial(
+      0, json::object(), {record("reverse-tune", false, 640), record("reverse-tune", true, 100)}, 0, cycle);
   EXPECT_EQ(unlimited.total.programs_seen_fraction, 0.0);
   EXPECT_DOUBLE_EQ(unlimited.total.avg_programs, 370.0);
 }
@@ -305,9 +337,8 @@ TEST(TuneAggregate, SortByObjectiveDescendingThenTrial) {
 
 TEST(TuneAggregate, SummaryTableKeepsTheGivenOrder) {
   const std::vector<std::string> cycle = {"reverse-tune"};
-  std::vector<TrialResult> rs = {
-      aggregate_trial(2, {{"lr", 1e-3}}, {record("reverse-tune", false, 1000)}, 1000, cycle),
-      aggregate_trial(9, {{"lr", 1e-4}}, {record("reverse-tune", true, 250)}, 1000, cycle)};
+  std::vector<TrialResult> rs = {aggregate_trial(2, {{"lr", 1e-3}}, {record("reverse-tune", false, 1000)}, 1000, cycle),
+                                 aggregate_trial(9, {{"lr", 1e-4}}, {record("reverse-tune", true, 250)}, 1000, cycle)};
   sort_by_objective(rs);
   const std::string table = format_summary_table(rs);
   EXPECT_TRUE(contains(table, "success_rate")) << table;

@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "app/cli_numbers.h"
@@ -120,7 +120,8 @@ std::pair<std::string, T> parse_unsigned_option(const std::string& value) {
 
 template <class T>
 void expect_every_bad_value_refused() {
-  for (const char* value : {"-1", "1.5", "abc", "18446744073709551616", "0", "101", "-0", "+1", "1e3", "0x10", " 1", ""}) {
+  for (const char* value :
+       {"-1", "1.5", "abc", "18446744073709551616", "0", "101", "-0", "+1", "1e3", "0x10", " 1", ""}) {
     EXPECT_EQ(parse_unsigned_option<T>(value).first,
               std::string("--n '") + value + "': expected a whole number from 1 to 100")
         << value << " into " << typeid(T).name();
@@ -141,7 +142,8 @@ TEST(CliNumbers, AddUnsignedStoresTheDecimalValue) {
   EXPECT_EQ(parse_unsigned_option<std::uint64_t>("010"), (std::pair<std::string, std::uint64_t>{"", 10}));  // not octal
   EXPECT_EQ(parse_unsigned_option<int>("100"), (std::pair<std::string, int>{"", 100}));
   EXPECT_EQ(parse_unsigned_option<std::optional<std::uint64_t>>("1").second, std::optional<std::uint64_t>(1));
-  EXPECT_EQ(parse_unsigned_option<std::vector<std::uint32_t>>("1,07,100").second, (std::vector<std::uint32_t>{1, 7, 100}));
+  EXPECT_EQ(parse_unsigned_option<std::vector<std::uint32_t>>("1,07,100").second,
+            (std::vector<std::uint32_t>{1, 7, 100}));
   EXPECT_EQ(parse_unsigned_option<std::vector<std::uint32_t>>("1,-1").first,
             "--n '-1': expected a whole number from 1 to 100");
   // The default range is the target type's.
@@ -225,7 +227,8 @@ RunResult run_in(const fs::path& cwd, const std::vector<std::string>& args) {
   std::string* sinks[2] = {&r.out, &r.err};
   int open_fds = 2;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 && !r.timed_out) {
       r.timed_out = true;
       kill(-pid, SIGKILL);
@@ -308,13 +311,14 @@ void expect_refused(const std::vector<RefusedCase>& cases) {
     const RunResult& r = results[i];
     const std::string what = shown(cases[i].args);
     ASSERT_FALSE(r.timed_out) << what << ": still running after " << kCaseLimit.count() << " s";
-    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kUsageStatus)
-        << what << ": status " << r.status << "\n" << r.err;
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kUsageStatus) << what << ": status " << r.status << "\n"
+                                                                              << r.err;
     EXPECT_EQ(r.out, "") << what;
     EXPECT_EQ(r.err.rfind("ringrl: error: ", 0), 0u) << what << ":\n" << r.err;
     EXPECT_TRUE(!r.err.empty() && r.err.find('\n') == r.err.size() - 1) << what << ": not one line:\n" << r.err;
     EXPECT_NE(r.err.find(cases[i].expected_text), std::string::npos)
-        << what << ": expected \"" << cases[i].expected_text << "\" in\n" << r.err;
+        << what << ": expected \"" << cases[i].expected_text << "\" in\n"
+        << r.err;
     EXPECT_TRUE(fs::is_empty(dirs[i])) << what << ": wrote into its working directory";
   }
 }
@@ -355,9 +359,15 @@ std::vector<RefusedCase> option_cases(const std::vector<OptionRow>& rows) {
       c.args.push_back(row.option);
       c.args.push_back(value);
       switch (row.kind) {
-        case Kind::kWhole: c.expected_text = row.option + " '" + value + "': expected a whole number from "; break;
-        case Kind::kReal: c.expected_text = row.option + " '" + value + "': expected a number "; break;
-        case Kind::kOwnParser: c.expected_text = row.option + " " + value + ":"; break;
+        case Kind::kWhole:
+          c.expected_text = row.option + " '" + value + "': expected a whole number from ";
+          break;
+        case Kind::kReal:
+          c.expected_text = row.option + " '" + value + "': expected a number ";
+          break;
+        case Kind::kOwnParser:
+          c.expected_text = row.option + " " + value + ":";
+          break;
       }
       cases.push_back(std::move(c));
     }
@@ -402,7 +412,8 @@ TEST(UnsignedOptions, TransportBenchEnvAndBfCommands) {
   };
   std::vector<RefusedCase> cases = option_cases(rows);
   // A list option checks every element.
-  cases.push_back({{"bench", "ring", "--sizes", "64,-1"}, "--sizes '-1': expected a whole number from 0 to 4294967295"});
+  cases.push_back(
+      {{"bench", "ring", "--sizes", "64,-1"}, "--sizes '-1': expected a whole number from 0 to 4294967295"});
   expect_refused(cases);
 }
 
@@ -464,8 +475,8 @@ TEST(UnsignedOptions, TrainTuneProfileAndBenchNpe) {
 
 // The unsigned keys of configs/pqt.json (app/pqt_config.cc's table).
 const std::vector<std::string> kPqtUnsignedKeys = {
-    "batch_size", "timestep_limit", "topk",    "topk_batch_size", "obs_embedding_size", "replay_capacity",
-    "max_npe",    "actors",         "max_policy_lag", "seed",     "repetitions"};
+    "batch_size", "timestep_limit", "topk", "topk_batch_size", "obs_embedding_size", "replay_capacity", "max_npe",
+    "actors",     "max_policy_lag", "seed", "repetitions"};
 
 // Every key once, the bad values taken in turn (each several times); with
 // RINGRL_TEST_EVERY_VALUE=1 every key with every value. tests/common/runfiles/config_test.cc
@@ -542,14 +553,15 @@ TEST(UnsignedOptions, HiroCommands) {
   };
   std::vector<RefusedCase> cases = option_cases(rows);
   // Each key once, the bad values taken in turn; the error line names the key.
-  const std::vector<std::string> keys = {"max_env_steps", "actors",        "repetitions", "seed",
-                                         "initial_steps", "eval_every",    "eval_episodes", "high_every",
+  const std::vector<std::string> keys = {"max_env_steps", "actors",         "repetitions",    "seed",
+                                         "initial_steps", "eval_every",     "eval_episodes",  "high_every",
                                          "publish_every", "throttle_slack", "replay_capacity"};
   for (std::size_t k = 0; k < keys.size(); ++k) {
     for (std::size_t v = 0; v < kBadWholeNumbers.size(); ++v) {
       if (!every_value() && v != k % kBadWholeNumbers.size()) continue;
-      cases.push_back({{"train", "hiro", "--env", "point-maze", "--set", keys[k] + "=" + kBadWholeNumbers[v], "--run-dir", "run"},
-                       keys[k]});
+      cases.push_back(
+          {{"train", "hiro", "--env", "point-maze", "--set", keys[k] + "=" + kBadWholeNumbers[v], "--run-dir", "run"},
+           keys[k]});
     }
   }
   expect_refused(cases);

@@ -84,13 +84,13 @@ TEST(ActorLaunch, ArgumentsRoundTrip) {
 
 TEST(ActorLaunch, BadArgumentsAreUsageErrors) {
   const std::vector<std::vector<std::string>> bad = {
-      {"--kind", "pqt", "--segment", "s"},                                 // no slot
-      {"--kind", "pqt", "--segment", "s", "--slot", "-1"},                 // negative
-      {"--kind", "pqt", "--segment", "s", "--slot", "4294967296"},         // past u32
+      {"--kind", "pqt", "--segment", "s"},                                  // no slot
+      {"--kind", "pqt", "--segment", "s", "--slot", "-1"},                  // negative
+      {"--kind", "pqt", "--segment", "s", "--slot", "4294967296"},          // past u32
       {"--kind", "pqt", "--segment", "s", "--slot", "1", "--seed", "1.5"},  // fraction
       {"--kind", "pqt", "--segment", "s", "--slot", "1", "--param", "=v"},  // no key
       {"--kind", "pqt", "--segment", "s", "--slot", "1", "--bogus", "v"},   // unknown flag
-      {"--kind", "pqt", "--segment", "s", "--slot"},                       // missing value
+      {"--kind", "pqt", "--segment", "s", "--slot"},                        // missing value
   };
   for (const auto& a : bad) EXPECT_THROW(ActorLaunch::parse(a), UsageError) << a.size();
 }

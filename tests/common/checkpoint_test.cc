@@ -79,9 +79,8 @@ void expect_corrupt(Fn&& fn, const fs::path& path, const std::string& part, cons
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ringrl-checkpoint-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("ringrl-checkpoint-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -228,8 +227,7 @@ TEST_F(CheckpointTest, TruncationAtEverySectionBoundaryAndInsideIsReported) {
   for (const std::uint64_t cut : cuts) {
     ASSERT_LT(cut, f.size());
     write_all(cut_path, f.substr(0, cut));
-    expect_corrupt([&] { CheckpointReader(cut_path, "pqt"); }, cut_path, "truncated",
-                   "cut at " + std::to_string(cut));
+    expect_corrupt([&] { CheckpointReader(cut_path, "pqt"); }, cut_path, "truncated", "cut at " + std::to_string(cut));
   }
 }
 
@@ -302,8 +300,7 @@ TEST_F(CheckpointTest, OlderFormatsAreNamed) {
                  "format version 0 (from an older build); this build reads version 1", "version 0");
   f[8] = 2;
   write_all(path, f);
-  expect_corrupt([&] { CheckpointReader(path, "pqt"); }, path, "format version 2 (from a newer build)",
-                 "version 2");
+  expect_corrupt([&] { CheckpointReader(path, "pqt"); }, path, "format version 2 (from a newer build)", "version 2");
 }
 
 TEST_F(CheckpointTest, OtherFilesAreNotCheckpoints) {

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <system_error>
 
-#include <boost/interprocess/shared_memory_object.hpp>
 #include <gtest/gtest.h>
+#include <boost/interprocess/shared_memory_object.hpp>
 
 #include "common/errors.h"
 #include "common/run_segment.h"
@@ -285,7 +285,7 @@ TEST(RunSegment, AttachFindsSameLayoutAndRejectsDamagedLayout) {
   EXPECT_THROW(a.slot(3), UsageError);
   // Damage the stored layout: attach must refuse it.
   auto* stored = reinterpret_cast<RunLayoutBlock*>(reinterpret_cast<std::byte*>(&seg.control()) -
-                                                    (seg.layout().control_offset - sizeof(SegmentHeader)));
+                                                   (seg.layout().control_offset - sizeof(SegmentHeader)));
   stored->rings_offset += 64;
   EXPECT_THROW(RunSegment::attach(seg.name()), UsageError);
 }

@@ -81,8 +81,7 @@ TEST_P(ShutdownSignal, SetsTheFlagAndTheProcessCarriesOn) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe(status);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, ShutdownSignal, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
-                         signal_test_name);
+INSTANTIATE_TEST_SUITE_P(Signals, ShutdownSignal, ::testing::Values(SIGINT, SIGTERM, SIGHUP), signal_test_name);
 
 TEST(Signals, RequestShutdownKeepsTheFirstRequest) {
   // No handler involved: this runs in the test process and restores the flag.

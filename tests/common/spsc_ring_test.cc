@@ -297,11 +297,20 @@ TEST(SpscRingProcess, TwoProcessesThroughASegment) {
       while (next < kRecords) {
         RecordView v;
         const auto st = r.peek(v);
-        if (st == PeekStatus::kCorrupt) { rc = 2; break; }
-        if (st == PeekStatus::kEmpty) { std::this_thread::yield(); continue; }
+        if (st == PeekStatus::kCorrupt) {
+          rc = 2;
+          break;
+        }
+        if (st == PeekStatus::kEmpty) {
+          std::this_thread::yield();
+          continue;
+        }
         std::uint64_t seq;
         std::memcpy(&seq, v.data, 8);
-        if (seq != next || v.version != next * 3 || v.length != 8 + (next % 200)) { rc = 3; break; }
+        if (seq != next || v.version != next * 3 || v.length != 8 + (next % 200)) {
+          rc = 3;
+          break;
+        }
         sum += seq;
         r.release();
         ++next;

@@ -70,7 +70,12 @@ TEST_F(SupervisorProcess, RestartsAreBoundedCountedAndBackedOff) {
   Supervisor sup(seg, o);
   const auto t0 = std::chrono::steady_clock::now();
   sup.start();
-  ASSERT_TRUE(eventually([&] { sup.poll(); return sup.all_failed(); }, 10s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        sup.poll();
+        return sup.all_failed();
+      },
+      10s));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 10ms + 20ms + 40ms);  // backoff doubles
   EXPECT_EQ(sup.restarts(0), 3u);
   EXPECT_EQ(sup.restarts(1), 3u);
@@ -107,12 +112,15 @@ TEST_F(SupervisorProcess, KilledActorIsRestartedAndSigintLeavesNothing) {
   ASSERT_GT(learner, 0);
   ASSERT_TRUE(eventually([&] { return shm_exists(name); }, 20s)) << "learner never created " << name;
   RunSegment seg = RunSegment::attach(name, learner);
-  ASSERT_TRUE(eventually([&] { return seg.slot(0).pid.load() > 0 && seg.slot(1).pid.load() > 0 &&
-                                      seg.slot(0).records.load() > 0; }, 20s));
+  ASSERT_TRUE(eventually(
+      [&] { return seg.slot(0).pid.load() > 0 && seg.slot(1).pid.load() > 0 && seg.slot(0).records.load() > 0; }, 20s));
   const pid_t victim = seg.slot(0).pid.load();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  ASSERT_TRUE(eventually([&] { return seg.slot(0).restarts.load() == 1 && seg.slot(0).pid.load() > 0 &&
-                                      seg.slot(0).pid.load() != victim; }, 20s))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return seg.slot(0).restarts.load() == 1 && seg.slot(0).pid.load() > 0 && seg.slot(0).pid.load() != victim;
+      },
+      20s))
       << "restarts " << seg.slot(0).restarts.load();
   const std::uint64_t before = seg.slot(0).records.load();
   ASSERT_TRUE(eventually([&] { return seg.slot(0).records.load() > before; }, 20s)) << "restarted actor is idle";

@@ -124,7 +124,10 @@ TEST(WeightChannelTorn, ConcurrentWriterNeverTearsAReadProcesses) {
         std::size_t n = 0;
         const std::uint64_t v = r.read_if_newer(have, got.data(), got.size() * 8, &n);
         if (v == 0) continue;
-        if (!uniform(got, kWords, v) || v < have) { rc = 2; break; }
+        if (!uniform(got, kWords, v) || v < have) {
+          rc = 2;
+          break;
+        }
         have = v;
       }
       if (rc == 0 && have != 500) rc = 3;

@@ -27,7 +27,6 @@ using namespace std::chrono_literals;
 
 constexpr std::uint64_t kInitialSteps = 2500;  // spec §3, the config default
 
-
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("ringrl-test-hiro-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
@@ -36,9 +35,17 @@ fs::path fresh_dir(const std::string& name) {
 
 // A small kinematic-maze job: small networks and batches keep the learner fast on a CPU.
 std::vector<std::string> small_job(const fs::path& dir, int actors, std::uint64_t max_env_steps) {
-  return {"train", "hiro", "--env", "kinematic-maze", "--actors", std::to_string(actors), "--run-dir", dir.string(),
-          "--seed", "3", "--max-env-steps", std::to_string(max_env_steps), "--device", "cpu", "--set", "hidden=32",
-          "--set", "batch_size=32", "--set", "eval_every=2000", "--set", "eval_episodes=2"};
+  return {"train",           "hiro",
+          "--env",           "kinematic-maze",
+          "--actors",        std::to_string(actors),
+          "--run-dir",       dir.string(),
+          "--seed",          "3",
+          "--max-env-steps", std::to_string(max_env_steps),
+          "--device",        "cpu",
+          "--set",           "hidden=32",
+          "--set",           "batch_size=32",
+          "--set",           "eval_every=2000",
+          "--set",           "eval_episodes=2"};
 }
 
 void expect_rate(const nlohmann::json& r) {

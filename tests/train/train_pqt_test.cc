@@ -48,8 +48,9 @@ fs::path fresh_dir(const std::string& name) {
 
 std::vector<std::string> small_job(const fs::path& dir) {
   // An easy task with short programs: PQT finds `+.+.+.+.+.`-like programs quickly.
-  return {"train", "pqt", "--task", "print", "--mode", "pqt", "--actors", "2", "--run-dir", dir.string(),
-          "--repetitions", "1", "--seed", "3", "--set", "timestep_limit=12", "--set", "batch_size=32", "--set", "lr=0.001"};
+  return {"train",     "pqt",           "--task",        "print",   "--mode", "pqt", "--actors", "2",
+          "--run-dir", dir.string(),    "--repetitions", "1",       "--seed", "3",   "--set",    "timestep_limit=12",
+          "--set",     "batch_size=32", "--set",         "lr=0.001"};
 }
 
 class TrainPqt : public ::testing::Test {
@@ -245,10 +246,18 @@ TEST_F(TrainPqt, ExperienceReplayStepsOnHalfFreshBatches) {
   const fs::path dir = fresh_dir("replay");
   // pg with alpha 0.5: after the first step each step takes 16 fresh programs (and replays 16),
   // so NPE per step halves against plain pg.
-  const RunResult r = run({"train", "pqt", "--task", "print", "--mode", "pg", "--actors", "1", "--run-dir",
-                           dir.string(), "--repetitions", "1", "--seed", "5", "--max-npe", "20000", "--set",
-                           "timestep_limit=12", "--set", "batch_size=32", "--set", "alpha=0.5", "--set",
-                           "stop_on_success=false"});
+  const RunResult r = run({"train",         "pqt",
+                           "--task",        "print",
+                           "--mode",        "pg",
+                           "--actors",      "1",
+                           "--run-dir",     dir.string(),
+                           "--repetitions", "1",
+                           "--seed",        "5",
+                           "--max-npe",     "20000",
+                           "--set",         "timestep_limit=12",
+                           "--set",         "batch_size=32",
+                           "--set",         "alpha=0.5",
+                           "--set",         "stop_on_success=false"});
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
   const auto res = results(dir);
   ASSERT_EQ(res.size(), 1u) << r.err;
@@ -258,8 +267,8 @@ TEST_F(TrainPqt, ExperienceReplayStepsOnHalfFreshBatches) {
   EXPECT_GE(steps * 16 + 64, npe) << "steps " << steps << " for " << npe << " programs";
   EXPECT_LE(steps * 16, npe + 16);
   fs::remove_all(dir);
-  const RunResult bad = run({"train", "pqt", "--task", "print", "--mode", "pqt", "--set", "alpha=0.5", "--run-dir",
-                             dir.string()});
+  const RunResult bad =
+      run({"train", "pqt", "--task", "print", "--mode", "pqt", "--set", "alpha=0.5", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(bad.status), 2);
   EXPECT_NE(bad.err.find("alpha"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;

@@ -64,9 +64,7 @@ class MemorySink final : public RecordSink {
     pending_.assign(bytes, std::byte{0});
     return pending_.data();
   }
-  void commit(RecordType type) override {
-    (type == kRecordTransition ? low : meta).push_back(pending_);
-  }
+  void commit(RecordType type) override { (type == kRecordTransition ? low : meta).push_back(pending_); }
   std::vector<std::vector<std::byte>> low, meta;
 
  private:
@@ -97,8 +95,8 @@ TEST(HiroCollector, OneKinematicEpisodeGives500StepsAnd50AlignedSegments) {
   std::vector<std::vector<float>> low_rows, meta_rows;
   for (std::size_t t = 0; t < sink.low.size(); ++t) {
     hiro::TransitionView v;
-    ASSERT_TRUE(hiro::decode_transition(sink.low[t].data(), static_cast<std::uint32_t>(sink.low[t].size()), td, &v,
-                                        &error))
+    ASSERT_TRUE(
+        hiro::decode_transition(sink.low[t].data(), static_cast<std::uint32_t>(sink.low[t].size()), td, &v, &error))
         << error;
     EXPECT_EQ(v.header.t, t);
     EXPECT_EQ(v.header.flags, t + 1 == sink.low.size() ? hiro::kTransitionEpisodeEnd : 0);
@@ -161,7 +159,8 @@ TEST(HiroCollector, PaperVariantStoresHAtDecisionBoundaries) {
   std::vector<float> row(static_cast<std::size_t>(v.count)), h(static_cast<std::size_t>(td.goal_dim));
   v.copy_floats(row.data());
   hiro::goal_transition(row.data() + tl.s(), row.data() + tl.g(), row.data() + tl.s_next(), td.goal_dim, h.data());
-  for (int j = 0; j < td.goal_dim; ++j) EXPECT_EQ(row[static_cast<std::size_t>(tl.g_next() + j)], h[static_cast<std::size_t>(j)]);
+  for (int j = 0; j < td.goal_dim; ++j)
+    EXPECT_EQ(row[static_cast<std::size_t>(tl.g_next() + j)], h[static_cast<std::size_t>(j)]);
 }
 
 TEST(HiroCollector, EvaluationIsDeterministicAndJudgesTheFinalStep) {

@@ -15,7 +15,7 @@
 namespace ringrl {
 namespace {
 
-constexpr int kInputs = 64;          // random inputs per network
+constexpr int kInputs = 64;  // random inputs per network
 constexpr float kTolerance = 1e-4f;
 constexpr double kInputScale = 5.0;  // inputs ~ U(-5, 5): tanh away from its flat ends
 
@@ -36,7 +36,8 @@ void expect_agreement(const std::string& env, hiro::GoalSpaceKind kind, int hidd
     td3::Actor* torch_actor;
     actors::Mlp* mlp;
   };
-  for (const Net& n : {Net{&learner.high_agent().actor(), &nets.meta()}, Net{&learner.low_agent().actor(), &nets.low()}}) {
+  for (const Net& n :
+       {Net{&learner.high_agent().actor(), &nets.meta()}, Net{&learner.low_agent().actor(), &nets.low()}}) {
     torch::NoGradGuard no_grad;
     const auto x = (torch::rand({kInputs, n.mlp->in_dim()}) * 2 - 1) * kInputScale;
     const auto y = (*n.torch_actor)->forward(x).contiguous();

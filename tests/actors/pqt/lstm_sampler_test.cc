@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "bench/pqt/sampler_bench.h"
 #include "actors/pqt/torch_reference_sampler.h"
+#include "bench/pqt/sampler_bench.h"
 
 namespace ringrl::actors {
 namespace {
@@ -102,8 +102,7 @@ TEST(LstmSampler, ZeroOutputWeightsSampleUniformly) {
   const PolicyLayout layout(shape);
   auto blob = random_blob(layout, 4, 0.3f);
   const auto& w = layout.output();
-  std::fill(blob.begin() + static_cast<long>(w.offset),
-            blob.begin() + static_cast<long>(w.offset + w.numel()), 0.0f);
+  std::fill(blob.begin() + static_cast<long>(w.offset), blob.begin() + static_cast<long>(w.offset + w.numel()), 0.0f);
   LstmSampler s(shape, opts(64, 100, false));
   s.set_weights(blob.data(), blob.size());
   SampledBatch out;

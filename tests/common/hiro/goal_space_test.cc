@@ -11,9 +11,7 @@
 namespace ringrl::hiro {
 namespace {
 
-std::vector<float> orig_high() {
-  return {10, 10, 0.5f, 1, 1, 1, 1, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f};
-}
+std::vector<float> orig_high() { return {10, 10, 0.5f, 1, 1, 1, 1, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f, 0.5f, 0.3f}; }
 std::vector<float> negate(std::vector<float> v) {
   for (float& x : v) x = -x;
   return v;
@@ -65,9 +63,9 @@ TEST(GoalTransition, KeepsTheAbsoluteTargetFixed) {
   const float s_next[3] = {1.5f, 1.0f, 0.75f};
   float g_next[3];
   goal_transition(s, g, s_next, 3, g_next);
-  EXPECT_FLOAT_EQ(g_next[0], 2.5f);   // 1 + 3 - 1.5
-  EXPECT_FLOAT_EQ(g_next[1], 0.0f);   // 2 - 1 - 1
-  EXPECT_FLOAT_EQ(g_next[2], 0.0f);   // 0.5 + 0.25 - 0.75
+  EXPECT_FLOAT_EQ(g_next[0], 2.5f);  // 1 + 3 - 1.5
+  EXPECT_FLOAT_EQ(g_next[1], 0.0f);  // 2 - 1 - 1
+  EXPECT_FLOAT_EQ(g_next[2], 0.0f);  // 0.5 + 0.25 - 0.75
   for (int j = 0; j < 3; ++j) EXPECT_FLOAT_EQ(s[j] + g[j], s_next[j] + g_next[j]);
   // Only the first k dims take part: k = 2 leaves g_next[2] alone.
   g_next[2] = 42.0f;
@@ -94,7 +92,7 @@ TEST(GoalTransition, MultiStepFormMatchesRepeatedH) {
 TEST(IntrinsicReward, IsMinusTheDistanceToTheTarget) {
   const float s[3] = {1.0f, 2.0f, 9.0f};
   const float g[3] = {3.0f, 4.0f, 9.0f};
-  const float s_next[3] = {1.0f, 2.0f, -9.0f};  // dim 2 is beyond k = 2
+  const float s_next[3] = {1.0f, 2.0f, -9.0f};                // dim 2 is beyond k = 2
   EXPECT_FLOAT_EQ(intrinsic_reward(s, g, s_next, 2), -5.0f);  // 3-4-5
   const float at[2] = {4.0f, 6.0f};
   EXPECT_FLOAT_EQ(intrinsic_reward(s, g, at, 2), static_cast<float>(-std::sqrt(1e-10)));

@@ -56,15 +56,15 @@ struct MetaRecord {
     h.steps = 10;
     h.t = 10;
     h.episode = 3;
-    encode_meta_transition(bytes.data(), h,
-                           {s.data(), g.data(), s_next.data(), ctx.data(), ctx_next.data(), -4.5f, 1.0f,
-                            states.data(), actions.data()});
+    encode_meta_transition(
+        bytes.data(), h,
+        {s.data(), g.data(), s_next.data(), ctx.data(), ctx_next.data(), -4.5f, 1.0f, states.data(), actions.data()});
   }
   std::uint32_t size() const { return static_cast<std::uint32_t>(bytes.size()); }
 };
 
 TEST(TransitionRecord, SizesMatchTheSpec) {
-  EXPECT_EQ(TransitionLayout(kLow).floats(), 100);      // §8: Ant, hiro_orig: 100 floats
+  EXPECT_EQ(TransitionLayout(kLow).floats(), 100);       // §8: Ant, hiro_orig: 100 floats
   EXPECT_EQ(MetaTransitionLayout(kMeta).floats(), 461);  // §8: about 461 floats
   EXPECT_EQ(transition_bytes(kLow), 24u + 400u);
   EXPECT_EQ(meta_transition_bytes(kMeta), 24u + 461u * 4u);
@@ -108,7 +108,7 @@ TEST(MetaTransitionRecord, RoundTripKeepsStateActionAlignment) {
   EXPECT_EQ(v.value(L.reward()), -4.5f);
   EXPECT_EQ(v.value(L.discount()), 1.0f);
   for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(v.value(L.low_states() + i * 30), 1000.0f + i * 30) << i;   // states[i][0]
+    EXPECT_EQ(v.value(L.low_states() + i * 30), 1000.0f + i * 30) << i;         // states[i][0]
     EXPECT_EQ(v.value(L.low_actions() + i * 8 + 7), 2000.0f + i * 8 + 7) << i;  // actions[i][7]
   }
 }
@@ -182,7 +182,8 @@ TEST(MetaTransitionRecord, RefusesMalformedBytes) {
   const MetaTransitionLayout L(kMeta);
   MetaRecord f;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::memcpy(f.bytes.data() + sizeof(MetaTransitionHeader) + 4 * static_cast<std::size_t>(L.low_actions() + 5), &nan, 4);
+  std::memcpy(f.bytes.data() + sizeof(MetaTransitionHeader) + 4 * static_cast<std::size_t>(L.low_actions() + 5), &nan,
+              4);
   EXPECT_FALSE(decode_meta_transition(f.bytes.data(), f.size(), kMeta, &v, &error));
   EXPECT_NE(error.find("low_actions"), std::string::npos) << error;
 }

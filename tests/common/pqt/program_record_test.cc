@@ -17,10 +17,10 @@
 namespace ringrl {
 namespace {
 
-constexpr std::uint32_t kMaxLen = 100;      // a program length limit of the size the configs use
-constexpr int kRandomInputs = 20000;        // random byte strings per fuzz test
-constexpr int kMutationsPerRecord = 200;    // bit-flip / overwrite mutants of each valid record
-constexpr int kRecordsToMutate = 60;        // valid records the mutation fuzz starts from
+constexpr std::uint32_t kMaxLen = 100;    // a program length limit of the size the configs use
+constexpr int kRandomInputs = 20000;      // random byte strings per fuzz test
+constexpr int kMutationsPerRecord = 200;  // bit-flip / overwrite mutants of each valid record
+constexpr int kRecordsToMutate = 60;      // valid records the mutation fuzz starts from
 constexpr std::uint64_t kSeed = 0x5eed'2024;
 
 struct Episode {

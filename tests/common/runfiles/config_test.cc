@@ -100,8 +100,7 @@ TEST(Config, TypeChangesAreOneLineUsageErrors) {
   Config cfg = sample();
   EXPECT_EQ(usage_error([&] { apply_override(cfg, "batch_size=abc"); }),
             "--set batch_size=abc: expected an integer (default 64)");
-  EXPECT_EQ(usage_error([&] { apply_override(cfg, "lr=fast"); }),
-            "--set lr=fast: expected a number (default 5e-05)");
+  EXPECT_EQ(usage_error([&] { apply_override(cfg, "lr=fast"); }), "--set lr=fast: expected a number (default 5e-05)");
   EXPECT_EQ(usage_error([&] { apply_override(cfg, "policy_lstm_sizes=3"); }),
             "--set policy_lstm_sizes=3: expected a list of integers (default [35,35])");
   EXPECT_EQ(usage_error([&] { apply_override(cfg, "policy_lstm_sizes=[3,4.5]"); }),
@@ -119,10 +118,10 @@ TEST(Config, UnknownKeys) {
   EXPECT_EQ(usage_error([&] { apply_override(cfg, "batch_sise=3"); }),
             "--set batch_sise=3: unknown key 'batch_sise' (did you mean 'batch_size'?)");
   std::string msg = usage_error([&] { apply_override(cfg, "optimizer.momentumxyz=0.5"); });
-  EXPECT_EQ(msg, "--set optimizer.momentumxyz=0.5: unknown key 'optimizer.momentumxyz' "
-                 "(known keys in 'optimizer': decay, name)");
-  EXPECT_EQ(usage_error([&] { apply_override(cfg, "lr.x=1"); }),
-            "--set lr.x=1: 'lr' is not a group (it is a number)");
+  EXPECT_EQ(msg,
+            "--set optimizer.momentumxyz=0.5: unknown key 'optimizer.momentumxyz' "
+            "(known keys in 'optimizer': decay, name)");
+  EXPECT_EQ(usage_error([&] { apply_override(cfg, "lr.x=1"); }), "--set lr.x=1: 'lr' is not a group (it is a number)");
   EXPECT_NE(usage_error([&] { apply_override(cfg, "a..b=1"); }), "");
 }
 
@@ -169,21 +168,18 @@ TEST(Config, Presets) {
   EXPECT_EQ(cfg["batch_size"], 8);
   EXPECT_EQ(cfg["lr"], 1.0);
   EXPECT_EQ(cfg["optimizer"]["decay"], 0.9);
-  EXPECT_EQ(usage_error([&] { apply_preset(cfg, "slow"); }),
-            "unknown preset 'slow' (available: broken, fast)");
+  EXPECT_EQ(usage_error([&] { apply_preset(cfg, "slow"); }), "unknown preset 'slow' (available: broken, fast)");
   Config before = cfg;
   EXPECT_EQ(usage_error([&] { apply_preset(cfg, "broken"); }),
             "preset 'broken': batch_size=\"eight\": expected an integer (default 8)");
   EXPECT_EQ(cfg, before);
   Config none = json::parse(R"({"a": 1})");
-  EXPECT_EQ(usage_error([&] { apply_preset(none, "x"); }),
-            "unknown preset 'x' (this config defines no presets)");
+  EXPECT_EQ(usage_error([&] { apply_preset(none, "x"); }), "unknown preset 'x' (this config defines no presets)");
 }
 
 TEST(Config, LoadConfigErrors) {
   TempDir dir;
-  EXPECT_NE(usage_error([&] { load_config(dir / "missing.json"); }).find("missing.json"),
-            std::string::npos);
+  EXPECT_NE(usage_error([&] { load_config(dir / "missing.json"); }).find("missing.json"), std::string::npos);
   write_file(dir / "bad.json", "{\"a\": 1,,}");
   std::string msg = usage_error([&] { load_config(dir / "bad.json"); });
   EXPECT_NE(msg.find("bad.json"), std::string::npos) << msg;
@@ -204,9 +200,7 @@ TEST(Config, WriteResolvedRoundTrips) {
   EXPECT_EQ(read_file(p).back(), '\n');
   write_resolved(sample(), dir / "run");
   EXPECT_EQ(load_config(p)["batch_size"], 64);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "run"),
-                          std::filesystem::directory_iterator()),
-            1);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "run"), std::filesystem::directory_iterator()), 1);
 }
 
 TEST(Config, TypedGetters) {
@@ -224,11 +218,9 @@ TEST(Config, TypedGetters) {
   EXPECT_FALSE(has(cfg, "optimizer.nope"));
   EXPECT_FALSE(has(cfg, "lr.x"));
 
-  EXPECT_EQ(usage_error([&] { get<int>(cfg, "lr"); }),
-            "config key 'lr': expected an integer, got 5e-05");
+  EXPECT_EQ(usage_error([&] { get<int>(cfg, "lr"); }), "config key 'lr': expected an integer, got 5e-05");
   EXPECT_EQ(usage_error([&] { get<int>(cfg, "nope"); }), "config key 'nope' is missing");
-  EXPECT_EQ(usage_error([&] { get<bool>(cfg, "batch_size"); }),
-            "config key 'batch_size': expected a boolean, got 64");
+  EXPECT_EQ(usage_error([&] { get<bool>(cfg, "batch_size"); }), "config key 'batch_size': expected a boolean, got 64");
   EXPECT_EQ(usage_error([&] { get<std::vector<std::string>>(cfg, "policy_lstm_sizes"); }),
             "config key 'policy_lstm_sizes[0]': expected a string, got 35");
   Config big = json::parse(R"({"n": 5000000000, "neg": -1})");
@@ -330,8 +322,7 @@ TEST(PqtConfig, DefaultsFollowTheSpec) {
 
 TEST(PqtConfig, EveryPresetAppliesCleanly) {
   Config base = pqt_config();
-  EXPECT_EQ(preset_names(base),
-            (std::vector<std::string>{"pg", "pg+pqt", "pqt", "pqt-0ent", "simplify"}));
+  EXPECT_EQ(preset_names(base), (std::vector<std::string>{"pg", "pg+pqt", "pqt", "pqt-0ent", "simplify"}));
   for (const std::string& name : preset_names(base)) {
     Config cfg = base;
     EXPECT_NO_THROW(apply_preset(cfg, name)) << name;

@@ -32,11 +32,10 @@ TEST(MetricsCsv, NumberFormatting) {
   TempDir dir;
   {
     MetricsCsv csv(dir / "m.csv", {"a", "b", "c", "d"});
-    csv.write_row(-3, 12.25, {1e-5, std::numeric_limits<double>::quiet_NaN(),
-                              std::numeric_limits<double>::infinity(), 1.0 / 3.0});
+    csv.write_row(-3, 12.25,
+                  {1e-5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1.0 / 3.0});
   }
-  EXPECT_EQ(read_file(dir / "m.csv"),
-            "step,wall_s,a,b,c,d\n-3,12.25,1e-05,nan,inf,0.3333333333333333\n");
+  EXPECT_EQ(read_file(dir / "m.csv"), "step,wall_s,a,b,c,d\n-3,12.25,1e-05,nan,inf,0.3333333333333333\n");
 }
 
 TEST(MetricsCsv, NamedRowLeavesMissingCellsEmpty) {

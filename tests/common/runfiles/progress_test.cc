@@ -50,8 +50,7 @@ ProgressOptions options(Capture& cap, FakeClock& clock, bool tty) {
 }
 
 TEST(Progress, LineFormat) {
-  EXPECT_EQ(format_progress_line("train", {{"step", "3"}, {"loss", "0.5"}}),
-            "train step=3 loss=0.5");
+  EXPECT_EQ(format_progress_line("train", {{"step", "3"}, {"loss", "0.5"}}), "train step=3 loss=0.5");
   EXPECT_EQ(format_progress_line("", {{"a", "1"}}), "a=1");
 }
 

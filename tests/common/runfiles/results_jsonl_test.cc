@@ -64,15 +64,14 @@ TEST(ResultsJsonl, BadMiddleLineIsUsageErrorNamingFileAndLine) {
 }
 
 TEST(ResultsJsonl, CompletedRepetitionsForResume) {
-  std::vector<json> records = {json{{"global_rep", 3}}, json{{"global_rep", 0}},
-                               json{{"other", 1}}, json{{"global_rep", "x"}}, json(5)};
+  std::vector<json> records = {json{{"global_rep", 3}}, json{{"global_rep", 0}}, json{{"other", 1}},
+                               json{{"global_rep", "x"}}, json(5)};
   EXPECT_EQ(completed_values(records), (std::set<int64_t>{0, 3}));
   EXPECT_EQ(completed_values(records, "other"), (std::set<int64_t>{1}));
 }
 
 TEST(ResultsJsonl, CheckConsistentRejectsChangedSettings) {
-  std::vector<json> records = {json{{"max_npe", 100}, {"global_rep", 0}},
-                               json{{"max_npe", 200}, {"global_rep", 1}}};
+  std::vector<json> records = {json{{"max_npe", 100}, {"global_rep", 0}}, json{{"max_npe", 200}, {"global_rep", 1}}};
   EXPECT_NO_THROW(check_consistent({records[0]}, json{{"max_npe", 100}, {"absent", 1}}, "r"));
   try {
     check_consistent(records, json{{"max_npe", 100}}, "run/results.jsonl");

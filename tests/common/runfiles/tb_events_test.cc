@@ -61,9 +61,7 @@ TEST(Crc32c, KnownVectors) {
   EXPECT_EQ(crc32c(descending), 0x113FDB5Cu);
 }
 
-TEST(Crc32c, ExtendsAcrossChunks) {
-  EXPECT_EQ(crc32c("6789", crc32c("12345")), crc32c("123456789"));
-}
+TEST(Crc32c, ExtendsAcrossChunks) { EXPECT_EQ(crc32c("6789", crc32c("12345")), crc32c("123456789")); }
 
 TEST(Crc32c, MaskMatchesTheTfRecordDefinition) {
   // Values from an independent implementation (TensorBoard's reader).
@@ -74,12 +72,12 @@ TEST(Crc32c, MaskMatchesTheTfRecordDefinition) {
 }
 
 TEST(TbEvents, ScalarEventEncodingIsExact) {
-  std::string expected = bytes({0x09, 0, 0, 0, 0, 0, 0, 0, 0,  // wall_time = 0.0
-                                0x10, 0x01,                      // step = 1
-                                0x2A, 0x0A,                      // summary, 10 bytes
-                                0x0A, 0x08,                      // value, 8 bytes
-                                0x0A, 0x01, 'a',                 // tag = "a"
-                                0x15, 0x00, 0x00, 0x80, 0x3F});  // simple_value = 1.0f
+  std::string expected = bytes({0x09, 0,    0,    0,    0,   0, 0, 0, 0,  // wall_time = 0.0
+                                0x10, 0x01,                               // step = 1
+                                0x2A, 0x0A,                               // summary, 10 bytes
+                                0x0A, 0x08,                               // value, 8 bytes
+                                0x0A, 0x01, 'a',                          // tag = "a"
+                                0x15, 0x00, 0x00, 0x80, 0x3F});           // simple_value = 1.0f
   EXPECT_EQ(encode_scalar_event("a", 1, 1.0f, 0.0), expected);
 }
 
@@ -87,8 +85,7 @@ TEST(TbEvents, NegativeStepIsTenByteVarintAndWallTimeIsLittleEndian) {
   std::string e = encode_scalar_event("t", -1, 0.0f, 1.5);
   // 1.5 = 0x3FF8000000000000
   EXPECT_EQ(e.substr(0, 9), bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F}));
-  EXPECT_EQ(e.substr(9, 11),
-            bytes({0x10, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));
+  EXPECT_EQ(e.substr(9, 11), bytes({0x10, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));
 }
 
 TEST(TbEvents, FileVersionEventEncoding) {
@@ -155,9 +152,7 @@ for tag in acc.Tags()['scalars']:
 print(json.dumps(out))
 )";
 
-bool python_has_tensorboard() {
-  return std::system("python3 -c 'import tensorboard' >/dev/null 2>&1") == 0;
-}
+bool python_has_tensorboard() { return std::system("python3 -c 'import tensorboard' >/dev/null 2>&1") == 0; }
 
 TEST(TbEvents, TensorBoardReadsTheFileBack) {
   if (!python_has_tensorboard()) GTEST_SKIP() << "python3 with tensorboard not available";
@@ -171,8 +166,8 @@ TEST(TbEvents, TensorBoardReadsTheFileBack) {
     w.add_scalar("reward", int64_t{1} << 40, 0.5f, 2000.25);
   }
   testing::write_file(dir / "read.py", kReadBackScript);
-  std::string cmd = "python3 " + (dir / "read.py").string() + " " + (dir / "tb").string() +
-                    " 2>" + (dir / "stderr.txt").string();
+  std::string cmd =
+      "python3 " + (dir / "read.py").string() + " " + (dir / "tb").string() + " 2>" + (dir / "stderr.txt").string();
   std::FILE* pipe = ::popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;

@@ -51,10 +51,8 @@ TEST(BfCli, RunOptions) {
   EXPECT_EQ(j["memory"], json::array());
   EXPECT_EQ(run_ringrl("bf run " + shell_quote("+") + " --input 1,x").status, 2);
   // A program that looks like an option, with and without "--".
-  EXPECT_EQ(json::parse(run_ringrl("bf run -- " + shell_quote("-.")).out)["output"],
-            json::array({255}));
-  EXPECT_EQ(json::parse(run_ringrl("bf run " + shell_quote("->+.") + " --input 1").out)["output"],
-            json::array({1}));
+  EXPECT_EQ(json::parse(run_ringrl("bf run -- " + shell_quote("-.")).out)["output"], json::array({255}));
+  EXPECT_EQ(json::parse(run_ringrl("bf run " + shell_quote("->+.") + " --input 1").out)["output"], json::array({1}));
   EXPECT_EQ(run_ringrl("bf run " + shell_quote("+") + " --no-such-option").status, 2);
   EXPECT_EQ(run_ringrl("bf run").status, 2);
 }
@@ -112,9 +110,8 @@ TEST(BfCli, JsonlAgreesWithSingleRuns) {
       input_arg += (i ? "," : "") + std::to_string(input[i]);
     }
     // Options first, then "--": a program may look like an option ("-x").
-    singles.push_back("bf run --input " + shell_quote(input_arg) + " --base " +
-                      std::to_string(base) + " --max-steps " + std::to_string(max_steps) + " -- " +
-                      shell_quote(code));
+    singles.push_back("bf run --input " + shell_quote(input_arg) + " --base " + std::to_string(base) + " --max-steps " +
+                      std::to_string(max_steps) + " -- " + shell_quote(code));
   }
   const std::vector<json> batch = json_lines(run_ringrl("bf run --jsonl", stream).out);
   ASSERT_EQ(batch.size(), static_cast<std::size_t>(kPrograms));
@@ -124,12 +121,10 @@ TEST(BfCli, JsonlAgreesWithSingleRuns) {
 }
 
 TEST(BfCli, Score) {
-  json j = json::parse(
-      run_ringrl("bf score --task print-hello " + shell_quote("++++++++.---.+++++++..+++.")).out);
+  json j = json::parse(run_ringrl("bf score --task print-hello " + shell_quote("++++++++.---.+++++++..+++.")).out);
   EXPECT_EQ(j, (json{{"total_reward", 1.0}, {"correct", true}, {"reason", "correct"}}));
-  j = json::parse(run_ringrl("bf score --task print-hello --variant simplify " +
-                             shell_quote("++++++++.---.+++++++..+++."))
-                      .out);
+  j = json::parse(
+      run_ringrl("bf score --task print-hello --variant simplify " + shell_quote("++++++++.---.+++++++..+++.")).out);
   EXPECT_EQ(j["total_reward"].get<double>(), (3.0 + (1.0 - 0.01 * 26.0)) / 4.0);
   j = json::parse(run_ringrl("bf score --task reverse " + shell_quote("+[]")).out);
   EXPECT_EQ(j, (json{{"total_reward", -0.03125}, {"correct", false}, {"reason", "step-limit"}}));
@@ -204,9 +199,7 @@ TEST(BfCli, TasksListsAll) {
 TEST(BfCli, UnknownTaskIsAUsageError) {
   const auto r = run_ringrl("bf cases --task revers");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("ringrl: error: bf: unknown task 'revers'; closest: reverse"),
-            std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: bf: unknown task 'revers'; closest: reverse"), std::string::npos) << r.err;
   EXPECT_EQ(run_ringrl("bf score --task nope +").status, 2);
   EXPECT_EQ(run_ringrl("bf score --task reverse --variant odd +").status, 2);
 }

@@ -17,8 +17,7 @@ namespace {
 using Cells = std::vector<std::int64_t>;
 using testing::expect_engines_agree;
 
-RunOptions with(std::int64_t base, std::optional<std::int64_t> max_steps = kDefaultMaxSteps,
-                bool syntax = false) {
+RunOptions with(std::int64_t base, std::optional<std::int64_t> max_steps = kDefaultMaxSteps, bool syntax = false) {
   RunOptions o;
   o.base = base;
   o.max_steps = max_steps;
@@ -229,8 +228,7 @@ TEST(BfMachine, FastPathsStopOnExactlyTheLimitStep) {
       {"-[>+<-.]>.", {}},           // long closed form with output
   };
   for (const auto& [code, input] : programs) {
-    const std::int64_t natural =
-        evaluate(code, input, testing::plain(with(kDefaultBase, 3000))).steps;
+    const std::int64_t natural = evaluate(code, input, testing::plain(with(kDefaultBase, 3000))).steps;
     for (std::int64_t limit = 1; limit <= natural + 2; ++limit) {
       expect_engines_agree(code, input, with(kDefaultBase, limit));
       if (::testing::Test::HasFatalFailure()) return;
@@ -249,8 +247,7 @@ TEST(BfMachine, FastMatchesPlainOnRandomPrograms) {
   const std::int64_t limits[] = {5000, 1, 2, 17, 100, 1000, 20000};
   std::mt19937_64 rng(20180123);
   for (int k = 0; k < kPrograms; ++k) {
-    const std::string code =
-        testing::random_program(rng, rng() % 110, alphabets[rng() % std::size(alphabets)]);
+    const std::string code = testing::random_program(rng, rng() % 110, alphabets[rng() % std::size(alphabets)]);
     const RunOptions o = with(bases[rng() % std::size(bases)], limits[rng() % std::size(limits)]);
     expect_engines_agree(code, testing::random_input(rng, 7, o.base), o);
     if (::testing::Test::HasFatalFailure()) return;

@@ -25,8 +25,7 @@ const std::string kScript = std::string(RINGRL_SOURCE_DIR) + "/scripts/bf_refere
 bool have_python() { return testing::run_command("python3 --version").status == 0; }
 
 std::vector<json> reference(const std::string& mode, const std::string& input) {
-  const testing::CommandResult r =
-      testing::run_command("python3 " + testing::shell_quote(kScript) + " " + mode, input);
+  const testing::CommandResult r = testing::run_command("python3 " + testing::shell_quote(kScript) + " " + mode, input);
   EXPECT_EQ(r.status, 0) << r.err;
   std::vector<json> lines;
   std::istringstream in(r.out);
@@ -50,8 +49,7 @@ TEST(BfReference, RunsAgreeWithThePythonInterpreter) {
     o.base = bases[rng() % std::size(bases)];
     o.max_steps = limits[rng() % std::size(limits)];
     o.require_correct_syntax = rng() % 5 == 0;
-    const std::string code =
-        testing::random_program(rng, rng() % 100, alphabets[rng() % std::size(alphabets)]);
+    const std::string code = testing::random_program(rng, rng() % 100, alphabets[rng() % std::size(alphabets)]);
     const std::vector<std::int64_t> input = testing::random_input(rng, 6, o.base);
     stream += json({{"code", code},
                     {"input", input},
@@ -84,8 +82,7 @@ TEST(BfReference, RunsAgreeWithThePythonInterpreter) {
   }
 }
 
-void expect_scores_agree(const std::string& task_name, Variant variant, int programs,
-                         std::uint64_t seed) {
+void expect_scores_agree(const std::string& task_name, Variant variant, int programs, std::uint64_t seed) {
   Scorer scorer = make_task(task_name, variant);
   const Task& task = scorer.task();
   const ScoreOptions& o = scorer.options();

@@ -159,8 +159,7 @@ ScoreResult reference_score(const Task& task, const ScoreOptions& o, std::string
   run.engine = Engine::kPlain;
   double best = 0.0;
   for (const TestCase& c : task.cases) {
-    best += absolute_distance_reward(c.output.data(), c.output.size(), c.output.data(),
-                                     c.output.size(), task.base) +
+    best += absolute_distance_reward(c.output.data(), c.output.size(), c.output.data(), c.output.size(), task.base) +
             o.correct_bonus + o.code_length_bonus;
   }
   double reward = 0.0;
@@ -169,16 +168,13 @@ ScoreResult reference_score(const Task& task, const ScoreOptions& o, std::string
     const RunResult r = evaluate(code, c.input, run);
     if (!r.success) {
       reward = o.failure_reward;
-      reason = r.reason == FailureReason::kStepLimit ? ScoreReason::kStepLimit
-                                                     : ScoreReason::kSyntaxError;
+      reason = r.reason == FailureReason::kStepLimit ? ScoreReason::kStepLimit : ScoreReason::kSyntaxError;
       break;
     }
-    reward += absolute_distance_reward(r.output.data(), r.output.size(), c.output.data(),
-                                       c.output.size(), task.base);
+    reward += absolute_distance_reward(r.output.data(), r.output.size(), c.output.data(), c.output.size(), task.base);
     if (r.output == c.output) {
       reward += o.correct_bonus;
-      reward += o.code_length_bonus *
-                code_length_factor(code.size(), o.min_code_length(), o.max_code_length);
+      reward += o.code_length_bonus * code_length_factor(code.size(), o.min_code_length(), o.max_code_length);
     } else if (reason == ScoreReason::kCorrect) {
       reason = ScoreReason::kWrong;
     }
@@ -189,8 +185,7 @@ ScoreResult reference_score(const Task& task, const ScoreOptions& o, std::string
 TEST(BfScorer, MatchesTheProcedureOnRandomPrograms) {
   constexpr int kProgramsPerTask = 400;
   std::mt19937_64 rng(99);
-  for (const std::string task_name :
-       {"reverse", "count-char", "bool-logic", "print-hello", "cascade", "sort3"}) {
+  for (const std::string task_name : {"reverse", "count-char", "bool-logic", "print-hello", "cascade", "sort3"}) {
     for (const Variant v : {Variant::kPaper, Variant::kSimplify}) {
       Scorer s = make_task(task_name, v);
       for (int k = 0; k < kProgramsPerTask; ++k) {

@@ -75,10 +75,9 @@ TEST(BfTasks, RegistryHoldsThe42TasksInOrder) {
 
 TEST(BfTasks, BasesIncludingTheClassAttributeQuirk) {
   const std::map<std::string, std::int64_t> bases = {
-      {"count-char", 27},       {"bool-logic", 2}, {"print-hello", 27}, {"echo", 27},
-      {"remove-char-tune", 27}, {"prefix", 27},    {"find", 27},        {"sort3", 27},
-      {"split", 256},           {"multiply", 256}, {"divmod", 256},     {"trim-left", 256},
-      {"circle-route", 256}};
+      {"count-char", 27}, {"bool-logic", 2},  {"print-hello", 27},  {"echo", 27},   {"remove-char-tune", 27},
+      {"prefix", 27},     {"find", 27},       {"sort3", 27},        {"split", 256}, {"multiply", 256},
+      {"divmod", 256},    {"trim-left", 256}, {"circle-route", 256}};
   for (const TaskInfo& t : task_table()) {
     const auto it = bases.find(std::string(t.name));
     EXPECT_EQ(t.base, it == bases.end() ? 256 : it->second) << t.name;
@@ -114,8 +113,7 @@ TEST(BfTasks, CasesAreDeterministic) {
   }
 }
 
-void expect_case(const std::string& task, std::size_t index, const Cells& input,
-                 const Cells& output) {
+void expect_case(const std::string& task, std::size_t index, const Cells& input, const Cells& output) {
   const Task t = make_task_cases(task);
   ASSERT_LT(index, t.cases.size());
   EXPECT_EQ(t.cases[index].input, input) << task << " case " << index;
@@ -141,8 +139,7 @@ TEST(BfTasks, SeededCasesMatchCPython27) {
   expect_case("divide-2", 0, {172}, {86});
   expect_case("echo-second-seq", 0, {49, 175, 243, 102, 0, 141, 0}, {141, 0});
   expect_case("list-index", 0, {2, 175, 243, 102, 39, 141, 130, 176, 137, 245, 151, 124, 0}, {102});
-  expect_case("echo-nth-seq", 0, {1, 243, 102, 0, 0, 130, 176, 0, 245, 151, 0, 162, 0},
-              {243, 102, 0});
+  expect_case("echo-nth-seq", 0, {1, 243, 102, 0, 0, 130, 176, 0, 245, 151, 0, 162, 0}, {243, 102, 0});
   expect_case("remove-target-char", 0, {4, 176, 243, 0}, {176, 243, 0});
 }
 

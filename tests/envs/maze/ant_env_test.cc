@@ -36,15 +36,11 @@ constexpr double kRandomShove = 12.0;
 
 const MazeKind kKinds[] = {MazeKind::kMaze, MazeKind::kPush, MazeKind::kFall};
 
-std::string name_of(MazeKind k) {
-  return k == MazeKind::kMaze ? "maze" : k == MazeKind::kPush ? "push" : "fall";
-}
+std::string name_of(MazeKind k) { return k == MazeKind::kMaze ? "maze" : k == MazeKind::kPush ? "push" : "fall"; }
 
 // Steps an env; the ant's torso position is read from the observation.
 struct AntDriver {
-  explicit AntDriver(MazeKind kind, std::uint64_t seed = 3) : env(kind), obs(30), act(8, 0.0f) {
-    env.reset(seed, obs);
-  }
+  explicit AntDriver(MazeKind kind, std::uint64_t seed = 3) : env(kind), obs(30), act(8, 0.0f) { env.reset(seed, obs); }
   void step(int n = 1) {
     for (int k = 0; k < n; ++k) last = env.step(act, obs);
   }
@@ -115,8 +111,7 @@ TEST_F(AntModel, LoadsForEveryLayoutWithTheSpecFacts) {
     EXPECT_DOUBLE_EQ(m.qpos0[2], kind == MazeKind::kFall ? 4.75 : 0.75);
     EXPECT_DOUBLE_EQ(m.qpos0[3], 1.0);
     // Joints in qpos order; ranges in radians after the degree compiler setting.
-    const char* joints[] = {"hip_1", "ankle_1", "hip_2", "ankle_2",
-                            "hip_3", "ankle_3", "hip_4", "ankle_4"};
+    const char* joints[] = {"hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4"};
     const double ankle_lo[] = {30, -70, -70, 30};
     for (int k = 0; k < 8; ++k) {
       const int j = mj_name2id(&m, mjOBJ_JOINT, joints[k]);
@@ -135,8 +130,7 @@ TEST_F(AntModel, LoadsForEveryLayoutWithTheSpecFacts) {
     EXPECT_EQ(m.dof_armature[m.jnt_dofadr[root]], 0.0);
     EXPECT_EQ(m.dof_damping[m.jnt_dofadr[root]], 0.0);
     // Actuators: hip_4 first; motors with gear 1 and ctrlrange [-30, 30].
-    const char* order[] = {"hip_4", "ankle_4", "hip_1", "ankle_1",
-                           "hip_2", "ankle_2", "hip_3", "ankle_3"};
+    const char* order[] = {"hip_4", "ankle_4", "hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3"};
     for (int a = 0; a < 8; ++a) {
       EXPECT_EQ(std::string(mj_id2name(&m, mjOBJ_JOINT, m.actuator_trnid[2 * a])), order[a]);
       EXPECT_EQ(m.actuator_gear[6 * a], 1.0);
@@ -289,8 +283,8 @@ TEST_F(AntEnv, ScriptedShovesNeverPutTheTorsoInAWall) {
   struct Shove {
     MazeKind kind;
     double fx, fy;
-    int axis;      // coordinate that ends at the wall face
-    double stop;   // expected torso coordinate: wall face -+ torso radius 0.25
+    int axis;     // coordinate that ends at the wall face
+    double stop;  // expected torso coordinate: wall face -+ torso radius 0.25
   };
   const Shove shoves[] = {
       {MazeKind::kMaze, -kShove, 0, 0, -3.75},  {MazeKind::kMaze, 0, -kShove, 1, -3.75},
@@ -300,8 +294,7 @@ TEST_F(AntEnv, ScriptedShovesNeverPutTheTorsoInAWall) {
       {MazeKind::kFall, kShove, 0, 0, 11.75},   {MazeKind::kFall, 0, -kShove, 1, -3.75},
   };
   for (const Shove& s : shoves) {
-    SCOPED_TRACE(name_of(s.kind) + " shove (" + std::to_string(s.fx) + ", " +
-                 std::to_string(s.fy) + ")");
+    SCOPED_TRACE(name_of(s.kind) + " shove (" + std::to_string(s.fx) + ", " + std::to_string(s.fy) + ")");
     AntDriver d(s.kind);
     d.shove(s.fx, s.fy);
     for (int k = 0; k < 60; ++k) {
@@ -376,7 +369,7 @@ TEST_F(AntEnv, FallBlockInTheChasmBecomesABridge) {
   mj_forward(&d.env.model(), &d.env.data());
   d.step(20);
   const auto b = d.env.block_position();
-  EXPECT_NEAR(b[2], 2.0, 0.05);        // dropped by 4: top at z = 4, level with the platform
+  EXPECT_NEAR(b[2], 2.0, 0.05);  // dropped by 4: top at z = 4, level with the platform
   EXPECT_NEAR(b[2] + 2.0, 4.0, 0.05);
   // An ant placed on the bridge stays at platform height.
   d.place(8, 16, 4.75);
@@ -456,8 +449,7 @@ TEST(MujocoReporting, EngineErrorsThrow) {
 
 TEST(MujocoReporting, CompileErrorsThrowWithTheMessage) {
   try {
-    compile_mjcf("<mujoco><worldbody><geom bogus_attribute=\"1\"/></worldbody></mujoco>",
-                 "bad.xml");
+    compile_mjcf("<mujoco><worldbody><geom bogus_attribute=\"1\"/></worldbody></mujoco>", "bad.xml");
     FAIL() << "expected a MujocoError";
   } catch (const MujocoError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.xml"), std::string::npos) << e.what();

@@ -49,8 +49,8 @@ nlohmann::json last_json_line(const std::string& out) {
 TEST(EnvCli, ListNamesEveryEnv) {
   const CliRun r = ringrl("env list");
   ASSERT_EQ(r.status, 0) << r.out;
-  for (const char* name : {"ant-maze", "ant-push", "ant-fall", "point-maze", "kinematic-maze",
-                           "kinematic-push", "kinematic-fall"})
+  for (const char* name :
+       {"ant-maze", "ant-push", "ant-fall", "point-maze", "kinematic-maze", "kinematic-push", "kinematic-fall"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   const CliRun j = ringrl("env list --json");
   ASSERT_EQ(j.status, 0) << j.out;
@@ -60,8 +60,9 @@ TEST(EnvCli, ListNamesEveryEnv) {
 }
 
 TEST(EnvCli, RolloutJsonIsDeterministic) {
-  const std::string args = "env rollout --env kinematic-maze --steps 1200 --policy random "
-                           "--seed 5 --json";
+  const std::string args =
+      "env rollout --env kinematic-maze --steps 1200 --policy random "
+      "--seed 5 --json";
   const CliRun a = ringrl(args);
   ASSERT_EQ(a.status, 0) << a.out;
   const nlohmann::json ja = last_json_line(a.out);
@@ -72,8 +73,9 @@ TEST(EnvCli, RolloutJsonIsDeterministic) {
   ASSERT_EQ(ja["final_xy"].size(), 2u);
   const CliRun b = ringrl(args);
   EXPECT_EQ(last_json_line(b.out)["final_xy"], ja["final_xy"]);
-  const CliRun c = ringrl("env rollout --env kinematic-maze --steps 1200 --policy random "
-                       "--seed 6 --json");
+  const CliRun c = ringrl(
+      "env rollout --env kinematic-maze --steps 1200 --policy random "
+      "--seed 6 --json");
   EXPECT_NE(last_json_line(c.out)["final_xy"], ja["final_xy"]);
 }
 
@@ -85,8 +87,7 @@ TEST(EnvCli, AntRolloutWritesTrajectoryAndRenders) {
   const nlohmann::json j = last_json_line(r.out);
   EXPECT_EQ(j["episodes"], 1);
   EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;  // no MuJoCo warnings
-  const std::vector<ringrl::envs::maze::TrajectoryRow> rows =
-      ringrl::envs::maze::read_trajectory_csv(csv);
+  const std::vector<ringrl::envs::maze::TrajectoryRow> rows = ringrl::envs::maze::read_trajectory_csv(csv);
   ASSERT_EQ(rows.size(), 31u);  // the reset observation plus 30 steps
   EXPECT_EQ(rows.back().t, 30);
   EXPECT_DOUBLE_EQ(rows.back().x, j["final_xy"][0].get<double>());

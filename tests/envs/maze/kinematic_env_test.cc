@@ -21,8 +21,7 @@ constexpr double kTol = 1e-9;
 // Drives an env with fixed ant-shaped commands; keeps the last observation and result.
 struct Driver {
   explicit Driver(KinematicOptions o = KinematicOptions(), std::uint64_t seed = 0)
-      : env(o), obs(static_cast<size_t>(env.spec().obs_dim)),
-        act(static_cast<size_t>(env.spec().action_dim), 0.0f) {
+      : env(o), obs(static_cast<size_t>(env.spec().obs_dim)), act(static_cast<size_t>(env.spec().action_dim), 0.0f) {
     env.reset(seed, obs);
   }
   void go(float cx, float cy, int steps) {
@@ -37,10 +36,10 @@ struct Driver {
   void check_no_overlap() const {
     const double r = env.options().radius();
     for (const Rect& w : env.layout().wall_rects()) {
-      const bool overlap = env.x() - r < w.x1 - kTol && env.x() + r > w.x0 + kTol &&
-                           env.y() - r < w.y1 - kTol && env.y() + r > w.y0 + kTol;
-      ASSERT_FALSE(overlap) << "agent at (" << env.x() << ", " << env.y() << ") in wall ("
-                            << w.cx() << ", " << w.cy() << ")";
+      const bool overlap = env.x() - r < w.x1 - kTol && env.x() + r > w.x0 + kTol && env.y() - r < w.y1 - kTol &&
+                           env.y() + r > w.y0 + kTol;
+      ASSERT_FALSE(overlap) << "agent at (" << env.x() << ", " << env.y() << ") in wall (" << w.cx() << ", " << w.cy()
+                            << ")";
     }
   }
   KinematicMazeEnv env;
@@ -56,12 +55,10 @@ TEST(KinematicMaze, ShapesOfEveryVariant) {
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions(), "k").obs_dim, 30);
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions(), "k").action_dim, 8);
   EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions().ant_shaped(false), "k").obs_dim, 5);
-  EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions().ant_shaped(false), "k").action_dim,
-            2);
+  EXPECT_EQ(KinematicMazeEnv::make_spec(KinematicOptions().ant_shaped(false), "k").action_dim, 2);
   EXPECT_EQ(KinematicMazeEnv::make_spec(fall().ant_shaped(false), "k").obs_dim, 7);
   EXPECT_EQ(KinematicMazeEnv::make_spec(push().observe_block(true), "k").obs_dim, 33);
-  EXPECT_EQ(KinematicMazeEnv::make_spec(push().ant_shaped(false).observe_block(true), "k").obs_dim,
-            7);
+  EXPECT_EQ(KinematicMazeEnv::make_spec(push().ant_shaped(false).observe_block(true), "k").obs_dim, 7);
   EXPECT_EQ(KinematicMazeEnv::make_spec(fall(), "k").task.context_dim(), 3);
   EXPECT_THROW(KinematicMazeEnv(KinematicOptions().observe_block(true)), UsageError);
   EXPECT_THROW(KinematicMazeEnv(push().scale(4)), UsageError);
@@ -72,7 +69,7 @@ TEST(KinematicMaze, ShapesOfEveryVariant) {
 TEST(KinematicMaze, ObservationLayoutAndTimeFeature) {
   Driver d;
   EXPECT_EQ(d.obs[29], 0.0f);
-  EXPECT_EQ(d.obs[3], 1.0f);  // identity quaternion w
+  EXPECT_EQ(d.obs[3], 1.0f);               // identity quaternion w
   EXPECT_NEAR(d.obs[0], 0.0, 0.1 + 1e-6);  // reset noise U(-0.1, 0.1)
   for (int t = 1; t <= 500; ++t) {
     d.go(kFull, 0, 1);
@@ -147,7 +144,7 @@ TEST(KinematicMaze, WallsStopTheAgentExactly) {
   EXPECT_NEAR(d.env.x(), -4 + 0.5, kTol);
   d.go(0, -kFull, 20);  // wall (0, -8): face at y = -4
   EXPECT_NEAR(d.env.y(), -4 + 0.5, kTol);
-  d.go(0, kFull, 40);   // wall (0, 8): face at y = 4
+  d.go(0, kFull, 40);  // wall (0, 8): face at y = 4
   EXPECT_NEAR(d.env.y(), 4 - 0.5, kTol);
   // Sliding along a wall: x moves while y stays against it.
   d.go(kFull, kFull, 10);
@@ -172,16 +169,15 @@ TEST(KinematicMaze, RandomRolloutsNeverEnterWalls) {
       Driver d(o, 3);
       Rng policy(11);
       for (int k = 0; k < 5000; ++k) {
-        d.go(static_cast<float>(policy.uniform(-30, 30)), static_cast<float>(policy.uniform(-30, 30)),
-             1);
+        d.go(static_cast<float>(policy.uniform(-30, 30)), static_cast<float>(policy.uniform(-30, 30)), 1);
         ASSERT_FALSE(d.env.layout().in_wall(d.env.x(), d.env.y()));
         if (d.env.layout().has_block()) {
           const auto b = d.env.block_position();
           // The block never overlaps a wall either.
           const double h = 0.5 * d.env.layout().scale();
           for (const Rect& w : d.env.layout().wall_rects())
-            ASSERT_FALSE(b[0] - h < w.x1 - kTol && b[0] + h > w.x0 + kTol &&
-                         b[1] - h < w.y1 - kTol && b[1] + h > w.y0 + kTol);
+            ASSERT_FALSE(b[0] - h < w.x1 - kTol && b[0] + h > w.x0 + kTol && b[1] - h < w.y1 - kTol &&
+                         b[1] + h > w.y0 + kTol);
         }
         if (d.last.done()) d.env.reset(static_cast<std::uint64_t>(k), d.obs);
       }
@@ -194,10 +190,10 @@ TEST(KinematicMaze, ScriptedMazeSolutionSucceedsAtTheEvalTarget) {
   const std::vector<float> target = d.env.spec().task.primary_target();  // (0, 16)
   d.env.set_context(target);
   EXPECT_FALSE(d.env.spec().task.success(d.obs, target));
-  d.go(kFull, 0, 40);   // to the end of the lower corridor: x = 16 + 4 - 0.5
+  d.go(kFull, 0, 40);  // to the end of the lower corridor: x = 16 + 4 - 0.5
   EXPECT_NEAR(d.env.x(), 19.5, kTol);
-  d.go(-kFull, 0, 7);   // back to x = 16
-  d.go(0, kFull, 40);   // up the right arm to the top corridor: y = 20 - 0.5
+  d.go(-kFull, 0, 7);  // back to x = 16
+  d.go(0, kFull, 40);  // up the right arm to the top corridor: y = 20 - 0.5
   EXPECT_NEAR(d.env.y(), 19.5, kTol);
   d.go(-kFull, 0, 40);  // left along the top corridor: x = -4 + 0.5
   EXPECT_NEAR(d.env.x(), -3.5, kTol);
@@ -237,7 +233,7 @@ TEST(KinematicMaze, ScriptedPushSolutionSucceeds) {
   d.go(-kFull, 0, 16);  // left 8 units to (-8, 0)
   d.go(0, kFull, 30);   // up into (-8, 8), against the wall (-8, 16) whose face is y = 12
   EXPECT_NEAR(d.env.y(), 11.5, kTol);
-  d.go(0, -kFull, 7);   // down to y = 8
+  d.go(0, -kFull, 7);  // down to y = 8
   // Push the block right into (8, 8) until it meets the wall (16, 8): block x = 8.
   d.go(kFull, 0, 40);
   EXPECT_NEAR(d.env.block_position()[0], 8.0, kTol);
@@ -245,7 +241,7 @@ TEST(KinematicMaze, ScriptedPushSolutionSucceeds) {
   EXPECT_NEAR(d.env.x(), 3.5, kTol);  // stopped: the block is against the wall
   d.go(kFull, 0, 5);
   EXPECT_NEAR(d.env.x(), 3.5, kTol);
-  d.go(0, kFull, 30);   // up into (0, 16): wall above at y = 20
+  d.go(0, kFull, 30);  // up into (0, 16): wall above at y = 20
   EXPECT_NEAR(d.env.y(), 19.5, kTol);
   d.go(-kFull, 0, 7);
   EXPECT_TRUE(d.last.info.success);

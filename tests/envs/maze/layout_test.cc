@@ -40,8 +40,7 @@ TEST(MazeLayout, AntMazeFreeCellsMatchSpec) {
 
 TEST(MazeLayout, AntPushCellsAndBlockMatchSpec) {
   const Layout l = make_layout(MazeKind::kPush, kAntScale);
-  EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
-            (std::set<XY>{{0, 0}, {-8, 0}, {-8, 8}, {8, 8}, {0, 16}}));
+  EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}), (std::set<XY>{{0, 0}, {-8, 0}, {-8, 8}, {8, 8}, {0, 16}}));
   ASSERT_TRUE(l.has_block());
   EXPECT_EQ(l.block_x(), 0);
   EXPECT_EQ(l.block_y(), 8);
@@ -54,8 +53,7 @@ TEST(MazeLayout, AntPushCellsAndBlockMatchSpec) {
 
 TEST(MazeLayout, AntFallIsElevatedWithChasmAndBlock) {
   const Layout l = make_layout(MazeKind::kFall, kAntScale);
-  EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}),
-            (std::set<XY>{{0, 0}, {8, 0}, {0, 8}, {0, 24}, {8, 24}}));
+  EXPECT_EQ(centres(l, {Cell::kFree, Cell::kRobot}), (std::set<XY>{{0, 0}, {8, 0}, {0, 8}, {0, 24}, {8, 24}}));
   EXPECT_EQ(centres(l, {Cell::kChasm}), (std::set<XY>{{0, 16}, {8, 16}}));
   EXPECT_TRUE(l.elevated());
   EXPECT_EQ(l.floor_height(), 4.0);
@@ -82,7 +80,7 @@ TEST(MazeLayout, PointMazeIsAntMazeAtScaleFour) {
             (std::set<XY>{{0, 0}, {4, 0}, {8, 0}, {8, 4}, {8, 8}, {4, 8}, {0, 8}}));
   EXPECT_EQ(l.wall_height(), 2.0);
   EXPECT_TRUE(l.in_wall(12, 0));
-  EXPECT_TRUE(l.in_wall(10, 0));   // border of the wall square counts
+  EXPECT_TRUE(l.in_wall(10, 0));  // border of the wall square counts
   EXPECT_FALSE(l.in_wall(9.99, 0));
 }
 
@@ -103,8 +101,8 @@ TEST(MazeLayout, RowsRoundTripAndCellGeometry) {
 TEST(MazeLayout, RejectsBadGrids) {
   EXPECT_THROW(Layout("t", {"#.#", "##"}, 8, BlockRule{}), UsageError);
   EXPECT_THROW(Layout("t", {"#.#", "#x#"}, 8, BlockRule{}), UsageError);
-  EXPECT_THROW(Layout("t", {"#.#", "#.#"}, 8, BlockRule{}), UsageError);      // no robot
-  EXPECT_THROW(Layout("t", {"#RR#"}, 8, BlockRule{}), UsageError);            // two robots
+  EXPECT_THROW(Layout("t", {"#.#", "#.#"}, 8, BlockRule{}), UsageError);  // no robot
+  EXPECT_THROW(Layout("t", {"#RR#"}, 8, BlockRule{}), UsageError);        // two robots
   EXPECT_THROW(Layout("t", {"#R#"}, 0, BlockRule{}), UsageError);
 }
 
@@ -143,8 +141,8 @@ TEST(MazeTasks, DistanceRewardAndSuccess) {
   EXPECT_FLOAT_EQ(maze.reward(obs, g), -16.0f);
   EXPECT_FALSE(maze.success(obs, g));
   obs[0] = 3.0f;
-  obs[1] = 12.0f;  // distance exactly 5: not a success (strictly below)
-  obs[2] = 100.0f; // z is not part of the 2-D task
+  obs[1] = 12.0f;   // distance exactly 5: not a success (strictly below)
+  obs[2] = 100.0f;  // z is not part of the 2-D task
   EXPECT_FLOAT_EQ(maze.distance(obs, g), 5.0f);
   EXPECT_FALSE(maze.success(obs, g));
   obs[1] = 12.5f;

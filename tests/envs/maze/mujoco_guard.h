@@ -18,8 +18,7 @@ class MujocoGuardedTest : public ::testing::Test {
     warnings_at_start_ = mujoco_warning_count();
   }
   void TearDown() override {
-    EXPECT_EQ(mujoco_warning_count(), warnings_at_start_)
-        << "MuJoCo reported a warning: " << last_mujoco_message();
+    EXPECT_EQ(mujoco_warning_count(), warnings_at_start_) << "MuJoCo reported a warning: " << last_mujoco_message();
   }
 
  private:

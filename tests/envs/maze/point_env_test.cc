@@ -27,8 +27,7 @@ struct PointDriver {
       act[0] = forward;
       act[1] = turn;
       last = env.step(act, obs);
-      ASSERT_FALSE(env.layout().in_wall(obs[0], obs[1]))
-          << "centre at (" << obs[0] << ", " << obs[1] << ")";
+      ASSERT_FALSE(env.layout().in_wall(obs[0], obs[1])) << "centre at (" << obs[0] << ", " << obs[1] << ")";
     }
   }
   // Turns by `angle` radians in steps of at most 0.25.
@@ -126,8 +125,7 @@ TEST_F(PointMaze, CentreNeverEntersAWall) {
   // Random driving for a while: the centre stays out of every wall square.
   Rng policy(3);
   for (int k = 0; k < 3000; ++k)
-    d.go(static_cast<float>(policy.uniform(-1, 1)), static_cast<float>(policy.uniform(-0.25, 0.25)),
-         1);
+    d.go(static_cast<float>(policy.uniform(-1, 1)), static_cast<float>(policy.uniform(-0.25, 0.25)), 1);
   EXPECT_EQ(d.env.physics_warnings(), 0);
 }
 
@@ -139,9 +137,9 @@ TEST_F(PointMaze, ScriptedRunReachesTheEvaluationTarget) {
   d.turn_by(-d.env.data().qpos[2]);  // heading 0
   d.go(1.0f, 0.0f, 40);              // to x ~ 8
   d.turn_by(half_pi);
-  d.go(1.0f, 0.0f, 40);              // up to y ~ 8
+  d.go(1.0f, 0.0f, 40);  // up to y ~ 8
   d.turn_by(half_pi);
-  d.go(1.0f, 0.0f, 40);              // left to x ~ 0
+  d.go(1.0f, 0.0f, 40);  // left to x ~ 0
   EXPECT_TRUE(d.last.info.success) << "distance " << d.last.info.distance;
   EXPECT_LT(d.last.info.distance, 2.0f);
   d.go(0.0f, 0.0f, 500 - d.last.info.t);

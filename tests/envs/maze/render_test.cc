@@ -103,9 +103,11 @@ TEST(MazeRender, EveryLayoutShowsCellsStartGoalAndBlock) {
 TEST(MazeRender, TrajectoryIsDrawnPerEpisode) {
   const Layout l = maze_env_layout("ant-maze");
   const TaskSpec task = ant_maze_task();
-  std::vector<TrajectoryRow> traj = {
-      {0, 0, 4.0, 0.0, 0, 0}, {0, 1, 14.0, 0.0, 0, 0}, {0, 2, 14.0, 12.0, 0, 0},
-      {1, 0, 10.0, 18.0, 0, 0}, {1, 1, 2.0, 18.0, 0, 0}};
+  std::vector<TrajectoryRow> traj = {{0, 0, 4.0, 0.0, 0, 0},
+                                     {0, 1, 14.0, 0.0, 0, 0},
+                                     {0, 2, 14.0, 12.0, 0, 0},
+                                     {1, 0, 10.0, 18.0, 0, 0},
+                                     {1, 1, 2.0, 18.0, 0, 0}};
   const std::string path = temp_path("traj.png");
   render_maze_png(path, l, task, traj);
   const Image img = read_png(path);
@@ -123,15 +125,13 @@ TEST(MazeRender, RejectsBadOptionsAndPaths) {
   RenderOptions tiny;
   tiny.pixels_per_cell = 1;
   EXPECT_THROW(render_maze_png(temp_path("x.png"), l, ant_maze_task(), {}, tiny), UsageError);
-  EXPECT_THROW(render_maze_png("/nonexistent-dir/x.png", l, ant_maze_task(), {}),
-               std::runtime_error);
+  EXPECT_THROW(render_maze_png("/nonexistent-dir/x.png", l, ant_maze_task(), {}), std::runtime_error);
 }
 
 TEST(MazeTrajectory, CsvRoundTrip) {
   const std::string path = temp_path("traj.csv");
-  const std::vector<TrajectoryRow> rows = {{0, 0, 0.1, -0.2, 0.0, 16.5},
-                                           {0, 1, 0.123456789012, 1e-7, -16.25, 16.25},
-                                           {1, 0, -3.5, 19.5, 0.0, 3.5}};
+  const std::vector<TrajectoryRow> rows = {
+      {0, 0, 0.1, -0.2, 0.0, 16.5}, {0, 1, 0.123456789012, 1e-7, -16.25, 16.25}, {1, 0, -3.5, 19.5, 0.0, 3.5}};
   {
     std::ofstream out(path);
     write_trajectory_header(out);

@@ -3,8 +3,8 @@
 // last steps is not clearly above that of the first steps.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <torch/torch.h>
+#include <cstdio>
 
 #include "actors/pqt/lstm_sampler.h"
 #include "learner/pqt/pqt_update.h"
@@ -59,8 +59,8 @@ Curve train(learner::TrainMode mode, int steps, double lr) {
     if (step < kWindow) c.first += mean / kWindow;
     if (step >= steps - kWindow) c.last += mean / kWindow;
   }
-  std::printf("[ learning ] %s: mean reward first %d steps %.3f, last %d steps %.3f\n",
-              learner::train_mode_name(mode), kWindow, c.first, kWindow, c.last);
+  std::printf("[ learning ] %s: mean reward first %d steps %.3f, last %d steps %.3f\n", learner::train_mode_name(mode),
+              kWindow, c.first, kWindow, c.last);
   return c;
 }
 

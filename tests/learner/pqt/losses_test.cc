@@ -62,8 +62,8 @@ TEST(Losses, PgIgnoresMaskedEosLogProb) {
 TEST(Losses, EntropyTimesMagic) {
   // p1 = (0.5, 0.25, 0.25): H = 1.5 ln 2. p2 = (1, 0, 0) with 0s as the masked logit: H = 0.
   const float l2 = std::log(0.5f), l4 = std::log(0.25f);
-  auto lp = f32({l2, l4, l4, 0.0f, kMasked, kMasked,   // episode 0: p1, p2
-                 l2, l4, l4, l2, l4, l4},              // episode 1: p1, (masked step)
+  auto lp = f32({l2, l4, l4, 0.0f, kMasked, kMasked,  // episode 0: p1, p2
+                 l2, l4, l4, l2, l4, l4},             // episode 1: p1, (masked step)
                 {2, 2, 3})
                 .requires_grad_(true);
   auto mask = f32({1, 1, 1, 0}, {2, 2});
@@ -117,7 +117,7 @@ TEST(Losses, ReplayImportanceWeights) {
 TEST(RmsPropTf1, FirstStepFromAccumulatorOne) {
   auto w = f32({1.0f, -2.0f}, {2}).requires_grad_(true);
   RmsPropTf1 opt({w}, RmsPropTf1Options{/*lr=*/0.1, /*decay=*/0.99, /*epsilon=*/1e-10,
-                                         /*initial_accumulator=*/1.0});
+                                        /*initial_accumulator=*/1.0});
   opt.apply_dense(0, f32({0.5f, -2.0f}, {2}));
   // ms = 1 + 0.01 (0.25 - 1) = 0.9925; w = 1 - 0.1 * 0.5 / sqrt(0.9925) = 0.94981144
   // ms = 1 + 0.01 (4 - 1) = 1.03;      w = -2 + 0.1 * 2 / sqrt(1.03)  = -1.80293414
@@ -140,7 +140,7 @@ TEST(RmsPropTf1, SparseRowsTouchOnlyGatheredRows) {
     const auto& ms = opt->accumulators()[0];
     const auto& p = opt->params()[0];
     EXPECT_NEAR(ms[0][0].item<float>(), 0.9925f, 1e-7);
-    EXPECT_EQ(ms[1][0].item<float>(), 1.0f);       // untouched row
+    EXPECT_EQ(ms[1][0].item<float>(), 1.0f);           // untouched row
     EXPECT_NEAR(ms[2][1].item<float>(), 0.99f, 1e-7);  // gathered with zero gradient: decays
     EXPECT_EQ(p[1][0].item<float>(), 1.0f);
     EXPECT_NEAR(p[0][0].item<float>(), 0.94981144f, 1e-6);

@@ -219,8 +219,8 @@ TEST(PqtLearner, CheckpointRestoresExactState) {
 }
 
 TEST(PqtLearner, CheckpointFileRoundTrip) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     ("ringrl-pqt-update-test-" + std::to_string(::getpid()) + ".bin");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ringrl-pqt-update-test-" + std::to_string(::getpid()) + ".bin");
   LearnerOptions o = small(TrainMode::kPgPqt);
   PqtLearner a(o);
   for (int i = 0; i < 2; ++i) a.step(random_batch(50 + i, a.version()));
@@ -253,8 +253,8 @@ TEST(PqtLearner, CheckpointFileRoundTrip) {
 }
 
 /// log pi(a_t) of each row under the learner's current policy (teacher-forced logits).
-std::vector<std::vector<double>> token_log_probs(const PqtLearner& l,
-                                                 const std::vector<std::int32_t>& tokens, int rows) {
+std::vector<std::vector<double>> token_log_probs(const PqtLearner& l, const std::vector<std::int32_t>& tokens,
+                                                 int rows) {
   const std::vector<float> logits = l.logits(tokens, rows, kT);
   const int v = static_cast<int>(logits.size()) / (rows * kT);
   std::vector<std::vector<double>> out(static_cast<std::size_t>(rows));
@@ -325,7 +325,7 @@ TEST(PqtLearner, ExperienceReplayWeightsMatchHandComputedValues) {
   s = l.step(second);
   EXPECT_EQ(s.replayed_episodes, 2);
   EXPECT_NEAR(s.pg_loss, expected, 1e-4 * std::abs(expected) + 1e-6);
-  EXPECT_EQ(l.replay().size(), 3u);  // the fresh programs joined after the step
+  EXPECT_EQ(l.replay().size(), 3u);                      // the fresh programs joined after the step
   EXPECT_NEAR(s.mean_reward, (-0.2 + 0.9) / 2.0, 1e-6);  // stats: fresh episodes only
 }
 

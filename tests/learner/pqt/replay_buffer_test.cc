@@ -17,12 +17,8 @@ namespace {
 
 using Program = std::vector<std::int32_t>;
 
-bool push(ProportionalReplayBuffer& b, const Program& p, double reward) {
-  return b.push(p.data(), p.size(), reward);
-}
-double log_q(const ProportionalReplayBuffer& b, const Program& p) {
-  return b.log_probability(p.data(), p.size());
-}
+bool push(ProportionalReplayBuffer& b, const Program& p, double reward) { return b.push(p.data(), p.size(), reward); }
+double log_q(const ProportionalReplayBuffer& b, const Program& p) { return b.log_probability(p.data(), p.size()); }
 std::string key(const Program& p) {
   std::string s;
   for (auto t : p) s.push_back(static_cast<char>(t));

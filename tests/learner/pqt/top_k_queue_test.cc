@@ -15,9 +15,7 @@ namespace {
 
 using Tokens = MaxUniquePriorityQueue::Tokens;
 
-TEST(TopKQueue, RejectsZeroCapacity) {
-  EXPECT_THROW(MaxUniquePriorityQueue(0), UsageError);
-}
+TEST(TopKQueue, RejectsZeroCapacity) { EXPECT_THROW(MaxUniquePriorityQueue(0), UsageError); }
 
 TEST(TopKQueue, UniquenessByTokenTuple) {
   MaxUniquePriorityQueue q(3);
@@ -25,7 +23,7 @@ TEST(TopKQueue, UniquenessByTokenTuple) {
   EXPECT_FALSE(q.push(0.9, {1, 2, 3}));  // duplicate ignored, score not updated
   EXPECT_EQ(q.size(), 1u);
   EXPECT_DOUBLE_EQ(q.max().score, 0.5);
-  EXPECT_TRUE(q.push(0.5, {1, 2}));      // a prefix is another program
+  EXPECT_TRUE(q.push(0.5, {1, 2}));        // a prefix is another program
   EXPECT_TRUE(q.push(0.5, {1, 2, 3, 0}));  // EOS is part of the tuple
   EXPECT_EQ(q.size(), 3u);
 }

@@ -29,19 +29,19 @@ namespace ringrl::td3 {
 namespace {
 
 constexpr const char* kEnv = "kinematic-maze";
-constexpr double kMaxStep = 1.0;              // configs/hiro.json kinematic_max_step: a ±10 goal is c steps away
-constexpr int kHidden = 64;                   // small networks (§4 uses 300-300)
+constexpr double kMaxStep = 1.0;  // configs/hiro.json kinematic_max_step: a ±10 goal is c steps away
+constexpr int kHidden = 64;       // small networks (§4 uses 300-300)
 constexpr int kBatch = 64;
 constexpr std::size_t kReplay = 20000;
-constexpr int kInitialSteps = 1000;           // collected before the first update (§3: 2,500)
-constexpr int kTrainSteps = 8000;             // env steps with one low-level update each
-constexpr double kExploreNoise = 6.0;         // sigma in action units (range ±30; §3 uses 1.0)
-constexpr int kEvalSegments = 100;            // noise-free segments per measurement
-constexpr double kRequiredRatio = 0.6;        // trained distance < this x the untrained one
-constexpr double kReferenceSlack = 1.25;      // ... and < this x the greedy straight-line reference
+constexpr int kInitialSteps = 1000;       // collected before the first update (§3: 2,500)
+constexpr int kTrainSteps = 8000;         // env steps with one low-level update each
+constexpr double kExploreNoise = 6.0;     // sigma in action units (range ±30; §3 uses 1.0)
+constexpr int kEvalSegments = 100;        // noise-free segments per measurement
+constexpr double kRequiredRatio = 0.6;    // trained distance < this x the untrained one
+constexpr double kReferenceSlack = 1.25;  // ... and < this x the greedy straight-line reference
 constexpr std::uint64_t kSeed = 7;
-constexpr std::uint64_t kGoalSeed = 11;       // training goal source
-constexpr std::uint64_t kEvalSeed = 12345;    // evaluation starts and goals (the same both times)
+constexpr std::uint64_t kGoalSeed = 11;     // training goal source
+constexpr std::uint64_t kEvalSeed = 12345;  // evaluation starts and goals (the same both times)
 
 // Drives the env with the learner's low-level policy and a uniform random goal source.
 class LowLevelRig {
@@ -72,7 +72,8 @@ class LowLevelRig {
 
   void draw_goal(envs::Rng& rng, float* g) const {
     for (int j = 0; j < k_; ++j)
-      g[j] = static_cast<float>(rng.uniform(gs_.low[static_cast<std::size_t>(j)], gs_.high[static_cast<std::size_t>(j)]));
+      g[j] =
+          static_cast<float>(rng.uniform(gs_.low[static_cast<std::size_t>(j)], gs_.high[static_cast<std::size_t>(j)]));
   }
 
   /// `steps` noisy env steps into the low-level replay; one update per step when `train`.
@@ -102,7 +103,8 @@ class LowLevelRig {
       h.goal_dim = static_cast<std::uint16_t>(k_);
       h.flags = t_ + 1 == episode_length ? hiro::kTransitionEpisodeEnd : 0;
       h.t = static_cast<std::uint32_t>(t_);
-      hiro::encode_transition(record_.data(), h, {s_.data(), a.data(), s1.data(), g_.data(), g_next.data(), r.reward, 1.0f});
+      hiro::encode_transition(record_.data(), h,
+                              {s_.data(), a.data(), s1.data(), g_.data(), g_next.data(), r.reward, 1.0f});
       std::string error;
       ASSERT_TRUE(learner_.add_transition(record_.data(), static_cast<std::uint32_t>(record_.size()), &error)) << error;
       if (train) learner_.update_low(/*read_losses=*/false);
@@ -129,8 +131,8 @@ class LowLevelRig {
   double mean_segment_distance(int segments, std::uint64_t seed, bool use_greedy = false) {
     envs::Rng rng(seed);
     constexpr int kSegmentsPerEpisode = 10;
-    std::vector<float> s(static_cast<std::size_t>(obs_)), s1(s), g(static_cast<std::size_t>(k_)),
-        g0(g), a(static_cast<std::size_t>(act_));
+    std::vector<float> s(static_cast<std::size_t>(obs_)), s1(s), g(static_cast<std::size_t>(k_)), g0(g),
+        a(static_cast<std::size_t>(act_));
     double sum = 0;
     for (int i = 0; i < segments; ++i) {
       if (i % kSegmentsPerEpisode == 0) env_->reset(rng.next(), envs::Span<float>(s));
@@ -149,7 +151,8 @@ class LowLevelRig {
       }
       double d2 = 0;
       for (int j = 0; j < k_; ++j) {
-        const double d = start[static_cast<std::size_t>(j)] + g0[static_cast<std::size_t>(j)] - s[static_cast<std::size_t>(j)];
+        const double d =
+            start[static_cast<std::size_t>(j)] + g0[static_cast<std::size_t>(j)] - s[static_cast<std::size_t>(j)];
         d2 += d * d;
       }
       sum += std::sqrt(d2);
@@ -190,9 +193,10 @@ TEST(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
   const double trained = rig.mean_segment_distance(kEvalSegments, kEvalSeed);
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("final in-segment distance: untrained %.3f, after %d updates %.3f (ratio %.3f), greedy straight-line "
-              "reference %.3f; %.1f s\n",
-              untrained, kTrainSteps, trained, trained / untrained, reference, seconds);
+  std::printf(
+      "final in-segment distance: untrained %.3f, after %d updates %.3f (ratio %.3f), greedy straight-line "
+      "reference %.3f; %.1f s\n",
+      untrained, kTrainSteps, trained, trained / untrained, reference, seconds);
   EXPECT_EQ(learner.low_agent().counter(), kTrainSteps);
   EXPECT_GT(untrained, 1.0);  // the untrained policy barely moves
   EXPECT_LT(trained, kRequiredRatio * untrained);

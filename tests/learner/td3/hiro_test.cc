@@ -182,7 +182,8 @@ TEST(Relabel, CandidateOrderAndClipping) {
   for (int i = 0; i < kB; ++i) {
     for (int n = 0; n < 8; ++n)
       for (int j = 0; j < 2; ++j) {
-        const double want = std::clamp(delta[i][j].item<double>() + 5.0 * static_cast<float>(replay.normal()), -10.0, 10.0);
+        const double want =
+            std::clamp(delta[i][j].item<double>() + 5.0 * static_cast<float>(replay.normal()), -10.0, 10.0);
         EXPECT_NEAR(r.candidates[i][n][j].item<double>(), want, 1e-5) << i << " " << n << " " << j;
       }
     for (int j = 0; j < 2; ++j) {
@@ -216,7 +217,8 @@ TEST(Relabel, ScoresAreNormalisedSquaredErrorsAlongTheGoalSequence) {
         for (int j = 0; j < 2; ++j) in[0][kObs + j] = cand[i][n][j] + b.s[i][j] - b.states[i][t][j];
         const auto pred = linear_policy(in)[0];
         for (int j = 0; j < kAct; ++j) {
-          const double e = (b.actions[i][t][j].item<double>() - pred[j].item<double>()) / kActHigh[static_cast<std::size_t>(j)];
+          const double e =
+              (b.actions[i][t][j].item<double>() - pred[j].item<double>()) / kActHigh[static_cast<std::size_t>(j)];
           want -= e * e;
         }
       }
@@ -279,7 +281,8 @@ TEST(Relabel, FunDrawsAroundDeltaWithoutClippingAndNoneKeepsTheGoal) {
   const auto delta = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);
   for (int i = 0; i < kB; ++i)
     for (int j = 0; j < 2; ++j)
-      EXPECT_NEAR(r.goals[i][j].item<double>(), delta[i][j].item<double>() + 1.0 * static_cast<float>(replay.normal()), 1e-5);
+      EXPECT_NEAR(r.goals[i][j].item<double>(), delta[i][j].item<double>() + 1.0 * static_cast<float>(replay.normal()),
+                  1e-5);
   EXPECT_GT(r.goals[0][0].item<float>(), 10.0f);  // not clipped
   Relabeller none(RelabelStrategy::kNone, xy_space(), kActLow, kActHigh, torch::kCPU);
   const auto before = rng.state();
@@ -367,8 +370,8 @@ struct RecordMaker {
     h.goal_dim = static_cast<std::uint16_t>(d.goal_dim);
     h.context_dim = static_cast<std::uint16_t>(d.context_dim);
     h.steps = static_cast<std::uint16_t>(d.steps);
-    hiro::encode_meta_transition(bytes.data(), h,
-                                 {s.data(), g.data(), sn.data(), G.data(), G.data(), u(-20, 0), 1.0f, st.data(), ac.data()});
+    hiro::encode_meta_transition(
+        bytes.data(), h, {s.data(), g.data(), sn.data(), G.data(), G.data(), u(-20, 0), 1.0f, st.data(), ac.data()});
     return bytes;
   }
 };

@@ -102,12 +102,12 @@ struct Tiny {
   Td3Agent agent;
   explicit Tiny(Td3Options o = tiny_options()) : options(o), agent(o, torch::kCPU) {
     torch::manual_seed(3);
-    for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(agent.actor().get()),
-                                 static_cast<torch::nn::Module*>(agent.critic1().get()),
-                                 static_cast<torch::nn::Module*>(agent.critic2().get()),
-                                 static_cast<torch::nn::Module*>(agent.actor_target().get()),
-                                 static_cast<torch::nn::Module*>(agent.critic1_target().get()),
-                                 static_cast<torch::nn::Module*>(agent.critic2_target().get())})
+    for (torch::nn::Module* m :
+         {static_cast<torch::nn::Module*>(agent.actor().get()), static_cast<torch::nn::Module*>(agent.critic1().get()),
+          static_cast<torch::nn::Module*>(agent.critic2().get()),
+          static_cast<torch::nn::Module*>(agent.actor_target().get()),
+          static_cast<torch::nn::Module*>(agent.critic1_target().get()),
+          static_cast<torch::nn::Module*>(agent.critic2_target().get())})
       randomize(*m, 0.8);
   }
 };
@@ -147,7 +147,8 @@ TEST(Td3, TargetSmoothsClipsDoesNotReclipAndTakesTheMinimum) {
   const int B = 6;
   const Td3Batch b = tiny_batch(B);
   // Draws inside and beyond the clip (0.2 * 5 = 1.0 -> 0.5).
-  const auto eps = torch::tensor({5.0f, -0.5f, -7.0f, 1.0f, 0.3f, 2.6f, -2.4f, 0.0f, 10.0f, -10.0f, 0.1f, -1.1f}).view({B, 2});
+  const auto eps =
+      torch::tensor({5.0f, -0.5f, -7.0f, 1.0f, 0.3f, 2.6f, -2.4f, 0.0f, 10.0f, -10.0f, 0.1f, -1.1f}).view({B, 2});
   const auto y = ag.target_q(b.r, b.x_next, eps);
   int q1_smaller = 0, q2_smaller = 0, outside_box = 0;
   for (int i = 0; i < B; ++i) {
