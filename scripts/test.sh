@@ -23,8 +23,10 @@ report() {
 }
 trap report EXIT
 
+# Build jobs: every core. (`nproc` would obey the OMP_NUM_THREADS=1 below and build serially.)
+jobs=${RINGRL_JOBS:-$(getconf _NPROCESSORS_ONLN)}
+export RINGRL_JOBS=$jobs
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-jobs=${RINGRL_JOBS:-$(nproc)}
 phase setup bash scripts/setup.sh
 phase "release build" bash scripts/build.sh release
 phase "release tests" ctest --preset release -j "${RINGRL_TEST_JOBS:-2}"
