@@ -73,13 +73,17 @@ void write_state(const fs::path& path, const Algorithm& algo, const nlohmann::js
 
 std::string final_model_file_name(std::uint32_t rep) { return fmt::format("model-rep{}.ckpt", rep); }
 
-void DriverOptions::validate() const {
+void RunSettings::validate() const {
   if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
-  if (actors < 1 || actors > kMaxActors)
-    throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
   if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
   if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
   if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
+}
+
+void DriverOptions::validate() const {
+  RunSettings::validate();
+  if (actors < 1 || actors > kMaxActors)
+    throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
   if (!identity.is_object()) throw UsageError("run identity must be a JSON object");
 }
 

@@ -115,25 +115,35 @@ class Algorithm {
   virtual std::string describe_result() const = 0;
 };
 
-struct DriverOptions {
+/// The run settings every algorithm's options share; a wing's options derive from it, so the
+/// CLI and configs fill them once and the driver reads them as they are.
+struct RunSettings {
   std::string run_dir;  // required
-  std::uint32_t actors = 1;
   std::uint32_t repetitions = 1;
-  std::uint64_t max_budget = 0;  // per repetition; 0 = unlimited
-  double max_seconds = 0;        // per repetition; 0 = unlimited
+  double max_seconds = 0;  // per repetition; 0 = unlimited
   bool stop_on_success = true;
   double checkpoint_every_s = 30;  // <= 0: only on interruption and at the end of a repetition
   double metrics_every_s = 1;
-  std::uint64_t seed = 1;   // base seed: actor seeds derive from it (common/seeds.h)
   std::string config_path;  // resolved config handed to each actor (--config)
   std::string executable;   // actor binary; empty = this process's binary
   bool resume = false;
   bool quiet = false;  // no progress line (benchmarks)
   std::string run_id;  // segment run id; empty = train-<pid>
+
+  /// Throws UsageError naming the first bad field.
+  void validate() const;
+};
+
+struct DriverOptions : RunSettings {
+  std::uint32_t actors = 1;      // actor processes (slots)
+  std::uint64_t max_budget = 0;  // per repetition; 0 = unlimited
+  std::uint64_t seed = 1;        // base seed: actor seeds derive from it (common/seeds.h)
   /// Settings that define the run: stored in every checkpoint and results line, and compared
   /// on --resume (a changed value is a UsageError naming it).
   nlohmann::json identity = nlohmann::json::object();
 
+  /// The shared settings of a wing's options, with the driver's own fields at their defaults.
+  explicit DriverOptions(const RunSettings& run = {}) : RunSettings(run) {}
   /// Throws UsageError naming the first bad field.
   void validate() const;
 };

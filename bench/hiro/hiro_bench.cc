@@ -1,6 +1,5 @@
 #include "bench/hiro/hiro_bench.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include "bench/forked_rates.h"
 #include "common/hiro/transition_record.h"
 #include "learner/cuda_support.h"
 #include "learner/profile.h"
@@ -332,17 +332,9 @@ void fill_replays(td3::HiroLearner& learner, const actors::HiroActorOptions& ao,
 
 double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std::vector<std::byte>& blob,
                                    std::uint32_t n, double seconds) {
-  std::vector<pid_t> pids;
-  std::vector<int> fds;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    int p[2];
-    if (pipe(p) != 0) throw std::system_error(errno, std::generic_category(), "bench hiro: pipe");
-    const pid_t pid = fork();
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "bench hiro: fork");
-    if (pid == 0) {
-      close(p[0]);
-      double rate = 0;
-      try {
+  return sum_of_forked_rates(
+      n,
+      [&](std::uint32_t i) {
         actors::HiroActorOptions mine = ao;
         mine.seed = ao.seed + i;
         actors::HiroCollector collector(mine);
@@ -359,27 +351,11 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
                            frame);
           for (std::uint64_t episode = 0;; ++episode)
             if (!collector.run_episode(episode, sink)) break;
-          rate = static_cast<double>(sink.steps()) / seconds_since(t0);
+          return static_cast<double>(sink.steps()) / seconds_since(t0);
         }
-      } catch (...) {
-        rate = 0;
-      }
-      const ssize_t w = write(p[1], &rate, sizeof rate);
-      _exit(w == static_cast<ssize_t>(sizeof rate) ? 0 : 1);
-    }
-    close(p[1]);
-    pids.push_back(pid);
-    fds.push_back(p[0]);
-  }
-  double total = 0;
-  for (std::size_t i = 0; i < pids.size(); ++i) {
-    double rate = 0;
-    if (read(fds[i], &rate, sizeof rate) != static_cast<ssize_t>(sizeof rate)) rate = 0;
-    close(fds[i]);
-    waitpid(pids[i], nullptr, 0);
-    total += rate;
-  }
-  return total;
+        return 0.0;
+      },
+      "bench hiro");
 }
 
 HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options) {

@@ -1,12 +1,12 @@
 #include "bench/pqt/npe_bench.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
 #include "actors/pqt/lstm_sampler.h"
+#include "bench/forked_rates.h"
 #include "common/pqt/program_record.h"
 #include "envs/bf/scorer.h"
 
@@ -46,34 +46,14 @@ std::vector<learner::EpisodeBatch> synthetic_batches(const learner::PqtLearner& 
 
 double actor_only_ceiling(const actors::PqtActorOptions& ao, const std::vector<float>& weights, std::uint32_t n,
                           double seconds) {
-  std::vector<pid_t> pids;
-  std::vector<int> fds;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    int p[2];
-    if (pipe(p) != 0) throw std::system_error(errno, std::generic_category(), "bench npe: pipe");
-    const pid_t pid = fork();
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "bench npe: fork");
-    if (pid == 0) {
-      close(p[0]);
-      actors::PqtActorOptions mine = ao;
-      mine.seed = ao.seed + i;
-      const double rate = actors::actor_only_programs_per_s(mine, weights.data(), seconds);
-      const ssize_t w = write(p[1], &rate, sizeof rate);
-      _exit(w == static_cast<ssize_t>(sizeof rate) ? 0 : 1);
-    }
-    close(p[1]);
-    pids.push_back(pid);
-    fds.push_back(p[0]);
-  }
-  double total = 0;
-  for (std::size_t i = 0; i < pids.size(); ++i) {
-    double rate = 0;
-    if (read(fds[i], &rate, sizeof rate) != static_cast<ssize_t>(sizeof rate)) rate = 0;
-    close(fds[i]);
-    waitpid(pids[i], nullptr, 0);
-    total += rate;
-  }
-  return total;
+  return sum_of_forked_rates(
+      n,
+      [&](std::uint32_t i) {
+        actors::PqtActorOptions mine = ao;
+        mine.seed = ao.seed + i;
+        return actors::actor_only_programs_per_s(mine, weights.data(), seconds);
+      },
+      "bench npe");
 }
 
 }  // namespace ringrl::bench

@@ -310,13 +310,10 @@ Pace parse_pace(const std::string& name) {
 const char* pace_name(Pace pace) { return pace == Pace::kActors ? "actors" : "learner"; }
 
 void PqtTrainOptions::validate() const {
+  RunSettings::validate();
   learner.validate();
   if (actors < 1 || actors > kMaxActors)
     throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
-  if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
-  if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
-  if (max_seconds < 0) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
-  if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
   bf::parse_variant(variant);
 }
 
@@ -327,21 +324,10 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   score_options.max_code_length = o.learner.max_len;
   (void)bf::make_task(o.task, score_options);
 
-  DriverOptions d;
-  d.run_dir = o.run_dir;
+  DriverOptions d(o);
   d.actors = o.actors;
-  d.repetitions = o.repetitions;
   d.max_budget = o.max_npe;
-  d.max_seconds = o.max_seconds;
-  d.stop_on_success = o.stop_on_success;
-  d.checkpoint_every_s = o.checkpoint_every_s;
-  d.metrics_every_s = o.metrics_every_s;
   d.seed = o.learner.seed;
-  d.config_path = o.config_path;
-  d.executable = o.executable;
-  d.resume = o.resume;
-  d.quiet = o.quiet;
-  d.run_id = o.run_id;
   d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
 
   PqtAlgorithm algo(o);

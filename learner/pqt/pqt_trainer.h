@@ -35,6 +35,7 @@
 
 #include "common/checkpoint.h"
 #include "learner/pqt/pqt_update.h"
+#include "learner/run_driver.h"
 
 namespace ringrl::learner {
 
@@ -44,25 +45,14 @@ enum class Pace { kActors, kLearner };
 Pace parse_pace(const std::string& name);
 const char* pace_name(Pace pace);
 
-struct PqtTrainOptions {
+struct PqtTrainOptions : RunSettings {
   LearnerOptions learner{};  // B, T, mode, hparams, device, seed
   std::string task = "reverse";
   std::string variant = "paper";  // paper | simplify
   std::uint32_t actors = 1;
   std::uint64_t max_npe = 0;  // 0 = unlimited
-  std::uint32_t repetitions = 1;
-  bool stop_on_success = true;
   std::uint32_t max_policy_lag = 8;
   Pace pace = Pace::kActors;
-  double checkpoint_every_s = 30.0;  // <= 0: only on interruption
-  double max_seconds = 0.0;          // per repetition; 0 = unlimited
-  double metrics_every_s = 1.0;
-  std::string run_dir;      // required
-  std::string config_path;  // resolved config file handed to each actor (--config)
-  std::string executable;   // actor binary; empty = this process's binary
-  bool resume = false;
-  bool quiet = false;  // no progress line (benchmarks)
-  std::string run_id;  // segment run id; empty = train-<pid>
 
   /// Throws UsageError naming the first bad field.
   void validate() const;

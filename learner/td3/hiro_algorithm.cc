@@ -300,6 +300,7 @@ class HiroAlgorithm final : public Algorithm {
 }  // namespace
 
 void HiroTrainOptions::validate() const {
+  RunSettings::validate();
   learner.validate();
   if (actors < 1 || actors + (eval ? 1u : 0u) > kMaxActors)
     throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors - 1));
@@ -310,28 +311,14 @@ void HiroTrainOptions::validate() const {
   if (eval && eval_episodes < 1) throw UsageError("eval_episodes 0: expected >= 1");
   if (!(success_threshold >= 0 && success_threshold <= 1))
     throw UsageError(fmt::format("success_threshold {}: expected in [0, 1]", success_threshold));
-  if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
-  if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
-  if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
 }
 
 learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
   o.validate();
-  learner::DriverOptions d;
-  d.run_dir = o.run_dir;
+  learner::DriverOptions d(o);
   d.actors = o.actors + (o.eval ? 1 : 0);
-  d.repetitions = o.repetitions;
   d.max_budget = o.max_env_steps;
-  d.max_seconds = o.max_seconds;
-  d.stop_on_success = o.stop_on_success;
-  d.checkpoint_every_s = o.checkpoint_every_s;
-  d.metrics_every_s = o.metrics_every_s;
   d.seed = o.learner.seed;
-  d.config_path = o.config_path;
-  d.executable = o.executable;
-  d.resume = o.resume;
-  d.quiet = o.quiet;
-  d.run_id = o.run_id;
   d.identity = {{"env", o.env},
                 {"goal_space", hiro::goal_space_name(o.learner.goal_space.kind)},
                 {"targets", o.targets},

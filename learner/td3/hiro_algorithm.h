@@ -34,7 +34,9 @@ inline constexpr std::uint32_t kDefaultHighEvery = 10;       // §3: 1 high upda
 inline constexpr std::uint64_t kDefaultEvalEvery = 50000;    // §10.6
 inline constexpr std::uint32_t kDefaultEvalEpisodes = 50;    // §10.6
 
-struct HiroTrainOptions {
+struct HiroTrainOptions : learner::RunSettings {
+  HiroTrainOptions() { stop_on_success = false; }  // HIRO runs its budget unless asked
+
   HiroOptions learner;       // dims, boxes, TD3 hyperparameters, seed, device
   std::string env;           // identity: env name
   std::string targets;       // identity: single | multi
@@ -46,16 +48,8 @@ struct HiroTrainOptions {
   bool eval = true;                   // run the evaluator actor
   std::uint64_t eval_every = kDefaultEvalEvery;
   std::uint32_t eval_episodes = kDefaultEvalEpisodes;
-  double success_threshold = 1.0;  // solved() when best eval success >= this
-  bool stop_on_success = false;
+  double success_threshold = 1.0;   // solved() when best eval success >= this
   std::uint64_t max_env_steps = 0;  // per repetition; 0 = unlimited
-  double max_seconds = 0;
-  std::uint32_t repetitions = 1;
-  double checkpoint_every_s = 30;
-  double metrics_every_s = 1;
-  std::string run_dir, config_path, executable, run_id;
-  bool resume = false;
-  bool quiet = false;
 
   /// Throws UsageError naming the first bad value.
   void validate() const;
