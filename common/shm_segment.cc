@@ -222,12 +222,22 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
       throw UsageError(fmt::format("segment {} does not exist: expected a running learner to have created it", name));
     throw_boost(e, "open of shared-memory segment " + name);
   }
-  bip::offset_t size = 0;
-  if (!shm.get_size(size)) throw_errno("stat of segment " + name);
-  const auto bytes = static_cast<std::size_t>(size);
-  if (bytes < sizeof(SegmentHeader))
-    throw UsageError(
-        fmt::format("segment {} has size {}: expected at least a {}-byte header", name, bytes, sizeof(SegmentHeader)));
+  // The name exists before the creator has sized the segment and written its header, and the
+  // header's plain fields are published by the release store of `ready`. So: wait for a size,
+  // map, wait for `ready` (acquire), and only then read the header.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.ready_timeout_s);
+  const auto timed_out = [&] { return std::chrono::steady_clock::now() >= deadline; };
+  std::size_t bytes = 0;
+  for (;;) {
+    bip::offset_t size = 0;
+    if (!shm.get_size(size)) throw_errno("stat of segment " + name);
+    bytes = static_cast<std::size_t>(size);
+    if (bytes >= sizeof(SegmentHeader)) break;
+    if (timed_out())
+      throw UsageError(fmt::format("segment {} has size {}: expected at least a {}-byte header", name, bytes,
+                                   sizeof(SegmentHeader)));
+    std::this_thread::sleep_for(kReadyPoll);
+  }
   bip::mapped_region region;
   try {
     region = bip::mapped_region(shm, bip::read_write, 0, bytes);
@@ -236,6 +246,18 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
   }
   ShmSegment seg(name, std::move(region), /*owner=*/false);  // unmaps on any throw below
   const SegmentHeader& h = seg.header();
+  while (h.ready.load(std::memory_order_acquire) == 0) {
+    if (timed_out()) {
+      if (h.magic == kSegmentMagic && !process_alive(h.creator_pid))
+        throw UsageError(fmt::format("segment {}: creator pid {} is not running (a leftover of a crashed run)", name,
+                                     h.creator_pid));
+      if (h.magic == kSegmentMagic)
+        throw UsageError(fmt::format("segment {}: creator pid {} did not finish its layout within {} s", name,
+                                     h.creator_pid, options.ready_timeout_s));
+      break;  // no header at all: reported as a bad magic below
+    }
+    std::this_thread::sleep_for(kReadyPoll);
+  }
   if (h.magic != kSegmentMagic)
     throw UsageError(fmt::format("segment {}: bad magic {:#018x}, expected {:#018x} (not a ringrl segment)", name,
                                  h.magic, kSegmentMagic));
@@ -256,13 +278,6 @@ ShmSegment ShmSegment::attach(const std::string& name, const AttachOptions& opti
   if (!process_alive(h.creator_pid))
     throw UsageError(
         fmt::format("segment {}: creator pid {} is not running (a leftover of a crashed run)", name, h.creator_pid));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.ready_timeout_s);
-  while (h.ready.load(std::memory_order_acquire) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw UsageError(fmt::format("segment {}: creator pid {} did not finish its layout within {} s", name,
-                                   h.creator_pid, options.ready_timeout_s));
-    std::this_thread::sleep_for(kReadyPoll);
-  }
   return seg;
 }
 

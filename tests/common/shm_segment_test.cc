@@ -6,11 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <system_error>
+#include <thread>
 
 #include <gtest/gtest.h>
+#include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
 
 #include "common/errors.h"
@@ -234,10 +238,57 @@ TEST(ShmSegment, UnfinishedLeftoverIsReclaimedAndCannotBeAttached) {
   const std::string name = segment_name(id);
   { const bip::shared_memory_object made(bip::create_only, name.c_str(), bip::read_write, bip::permissions(0600)); }
   ASSERT_TRUE(shm_exists(name));
-  const std::string e = attach_error(name);
+  AttachOptions quick;
+  quick.ready_timeout_s = 0.2;
+  const std::string e = attach_error(name, quick);
   EXPECT_NE(e.find("has size 0"), std::string::npos) << e;
   ShmSegment s = ShmSegment::create(name, 4096, id);  // no header, so no live creator: reclaimed
   EXPECT_EQ(s.header().creator_pid, getpid());
+}
+
+TEST(ShmSegmentAttach, AttachDuringCreationWaitsForTheHeader) {
+  // An attacher that finds the name before the creator has sized it and written the header
+  // must wait for `ready` and then see every header field, never a half-written one.
+  namespace bip = boost::interprocess;
+  const std::string id = unique_run_id("midcreate");
+  const std::string name = segment_name(id);
+  bip::shared_memory_object shm(bip::create_only, name.c_str(), bip::read_write, bip::permissions(0600));
+  std::string error;
+  pid_t seen_creator = 0;
+  std::thread attacher([&] {
+    try {
+      AttachOptions o;
+      o.expected_creator = getpid();
+      ShmSegment a = ShmSegment::attach(name, o);
+      seen_creator = a.header().creator_pid;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the attacher polls an unsized name
+  shm.truncate(4096);
+  bip::mapped_region r(shm, bip::read_write);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ...then a zeroed, unready header
+  auto* h = new (r.get_address()) SegmentHeader{};
+  h->magic = kSegmentMagic;
+  h->layout_version = kSegmentLayoutVersion;
+  h->header_bytes = sizeof(SegmentHeader);
+  h->total_bytes = 4096;
+  h->creator_pid = getpid();
+  h->ready.store(1, std::memory_order_release);
+  attacher.join();
+  bip::shared_memory_object::remove(name.c_str());
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(seen_creator, getpid());
+}
+
+TEST(ShmSegmentAttach, CreatorThatNeverFinishesIsNamed) {
+  const std::string id = unique_run_id("neverready");
+  ShmSegment s = ShmSegment::create(segment_name(id), 4096, id);
+  AttachOptions quick;
+  quick.ready_timeout_s = 0.1;
+  const std::string e = attach_error(s.name(), quick);
+  EXPECT_NE(e.find("did not finish its layout within 0.1 s"), std::string::npos) << e;
 }
 
 TEST(ShmSegment, ForeignBytesAreNotTrustedAsAHeader) {

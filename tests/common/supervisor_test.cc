@@ -52,6 +52,16 @@ pid_t spawn_ringrl(const std::vector<std::string>& args) {
   return pid;
 }
 
+// A failed assertion must not leave a 120-second demo running: kills and reaps the child
+// unless the test already reaped it (release()).
+struct ReapOnExit {
+  pid_t pid;
+  void release() { pid = 0; }
+  ~ReapOnExit() {
+    if (pid > 0 && kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
+  }
+};
+
 class SupervisorProcess : public ::testing::Test {
  protected:
   void SetUp() override { prctl(PR_SET_CHILD_SUBREAPER, 1); }
@@ -110,6 +120,7 @@ TEST_F(SupervisorProcess, KilledActorIsRestartedAndSigintLeavesNothing) {
   const std::string name = segment_name(id);
   const pid_t learner = spawn_ringrl({"demo", "--actors", "2", "--seconds", "120", "--run-id", id});
   ASSERT_GT(learner, 0);
+  ReapOnExit guard{learner};
   ASSERT_TRUE(eventually([&] { return shm_exists(name); }, 20s)) << "learner never created " << name;
   RunSegment seg = RunSegment::attach(name, learner);
   ASSERT_TRUE(eventually(
@@ -129,6 +140,7 @@ TEST_F(SupervisorProcess, KilledActorIsRestartedAndSigintLeavesNothing) {
   ASSERT_EQ(kill(learner, SIGINT), 0);
   int status = 0;
   ASSERT_EQ(waitpid(learner, &status, 0), learner);
+  guard.release();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe_wait_status(status);
   EXPECT_FALSE(shm_exists(name));
   for (pid_t p : actors) EXPECT_TRUE(eventually([&] { return pid_gone(p); }, 5s)) << "orphan actor " << p;
@@ -141,6 +153,7 @@ TEST_F(SupervisorProcess, KilledLearnerTakesItsActorsAndTheNextRunReclaims) {
   const std::string id = unique_run_id("demo-kill");
   const std::string name = segment_name(id);
   const pid_t learner = spawn_ringrl({"demo", "--actors", "2", "--seconds", "120", "--run-id", id});
+  ReapOnExit guard{learner};
   ASSERT_TRUE(eventually([&] { return shm_exists(name); }, 20s));
   std::vector<pid_t> actors;
   {
@@ -150,6 +163,7 @@ TEST_F(SupervisorProcess, KilledLearnerTakesItsActorsAndTheNextRunReclaims) {
   }
   ASSERT_EQ(kill(learner, SIGKILL), 0);
   waitpid(learner, nullptr, 0);
+  guard.release();
   for (pid_t p : actors) EXPECT_TRUE(eventually([&] { return pid_gone(p); }, 5s)) << "orphan actor " << p;
   EXPECT_TRUE(shm_exists(name));  // SIGKILL gives no chance to unlink...
   const pid_t next = spawn_ringrl({"demo", "--actors", "1", "--seconds", "0.5", "--run-id", id});
