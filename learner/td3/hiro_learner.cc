@@ -56,6 +56,7 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   t.target_noise = o.target_noise;
   t.target_noise_clip = o.target_noise_clip;
   t.seed = o.seed + (low ? kLowSeedSalt : kHighSeedSalt) * kSeedStride;
+  t.kernel = parse_td3_kernel(o.td3_kernel);
   return t;
 }
 
@@ -88,6 +89,7 @@ void HiroOptions::validate() const {
   if (batch_size < 1) throw UsageError("hiro: batch_size must be >= 1, got " + std::to_string(batch_size));
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
   (void)parse_relabel_strategy(relabel);
+  (void)parse_td3_kernel(td3_kernel);
   for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})
     if (d > hiro::kMaxRecordDim)
       throw UsageError("hiro: dimension " + std::to_string(d) + " exceeds what the records carry (at most " +
@@ -210,10 +212,10 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
   }
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
-    Actor& low_actor = m.low.actor();
+    Td3Agent& low = m.low;
     batch.a = m.relabeller
                   .relabel(
-                      rb, [&low_actor](const torch::Tensor& x) { return low_actor->forward(x); }, m.rng)
+                      rb, [&low](const torch::Tensor& x) { return low.act(x); }, m.rng)
                   .goals;
   }
   return read_stats(m.high.update(batch, profiler), read_losses);

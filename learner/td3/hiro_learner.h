@@ -68,6 +68,7 @@ struct HiroOptions {
   std::size_t replay_capacity = kDefaultReplayCapacity;  // each buffer
   std::string relabel = "sample";                        // sample | fun | none (§9)
   std::string device = "auto";                           // auto | cpu | cuda:N
+  std::string td3_kernel = "auto";                       // auto | eager | fused (td3.h)
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }

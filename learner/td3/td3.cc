@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "learner/td3/td3_fused.h"
 
 namespace ringrl::td3 {
 
@@ -93,6 +94,25 @@ std::string shape_text(const Td3Shape& s) {
 }
 
 }  // namespace
+
+Td3Kernel parse_td3_kernel(const std::string& name) {
+  if (name == "auto") return Td3Kernel::kAuto;
+  if (name == "eager") return Td3Kernel::kEager;
+  if (name == "fused") return Td3Kernel::kFused;
+  throw UsageError("td3 kernel '" + name + "': expected auto, eager or fused");
+}
+
+const char* td3_kernel_name(Td3Kernel k) noexcept {
+  switch (k) {
+    case Td3Kernel::kAuto:
+      return "auto";
+    case Td3Kernel::kEager:
+      return "eager";
+    case Td3Kernel::kFused:
+      return "fused";
+  }
+  return "?";
+}
 
 void Td3Options::validate() const {
   const Td3Shape& s = shape;
@@ -184,12 +204,23 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device)
   }
   critic_params_ = critic1_->parameters();
   for (auto& p : critic2_->parameters()) critic_params_.push_back(p);
+  if (options_.kernel == Td3Kernel::kFused && !device_.is_cpu())
+    throw UsageError("td3: the fused kernel runs on the CPU only, not on " + device_.str() + " (use auto or eager)");
+  if (options_.kernel == Td3Kernel::kFused || (options_.kernel == Td3Kernel::kAuto && device_.is_cpu())) {
+    fused_ = std::make_unique<FusedTd3>(options_, actor_, critic1_, critic2_, actor_target_, critic1_target_,
+                                        critic2_target_);
+    return;
+  }
   const auto adam = [](double lr) {
     return torch::optim::AdamOptions(lr).betas({kAdamBeta1, kAdamBeta2}).eps(kAdamEpsilon);
   };
   actor_opt_ = std::make_unique<torch::optim::Adam>(actor_->parameters(), adam(options_.actor_lr));
   critic_opt_ = std::make_unique<torch::optim::Adam>(critic_params_, adam(options_.critic_lr));
 }
+
+Td3Agent::~Td3Agent() = default;
+
+Td3Kernel Td3Agent::kernel() const noexcept { return fused_ ? Td3Kernel::kFused : Td3Kernel::kEager; }
 
 torch::Tensor Td3Agent::draw_normal(std::int64_t rows) {
   const std::int64_t act = options_.shape.action_dim;
@@ -215,6 +246,7 @@ torch::Tensor Td3Agent::actor_loss(const torch::Tensor& x) { return -critic1_->f
 
 torch::Tensor Td3Agent::act(const torch::Tensor& x) {
   torch::NoGradGuard no_grad;
+  if (fused_) return fused_->act(x);
   return actor_->forward(x);
 }
 
@@ -224,6 +256,25 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, learner::PhaseProfiler* profile
 
 Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learner::PhaseProfiler* profiler) {
   Td3Stats stats;
+  if (fused_) {
+    torch::NoGradGuard no_grad;
+    {
+      auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
+      const auto e = eps.defined() ? eps.to(torch::kCPU, torch::kFloat) : draw_normal(batch.x.size(0));
+      stats.critic_loss = torch::scalar_tensor(fused_->critic_step(batch, e));
+    }
+    if (counter_ % options_.update_period == 0) {
+      {
+        auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+        stats.actor_loss = torch::scalar_tensor(fused_->actor_step(batch.x));
+      }
+      auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
+      fused_->soft_update();
+      stats.actor_step = true;
+    }
+    ++counter_;
+    return stats;
+  }
   // Critics: one Adam step on the mean Huber loss of both against the shared target.
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
@@ -271,8 +322,13 @@ void Td3Agent::save(ByteWriter& out) const {
   save_params(out, *actor_target_);
   save_params(out, *critic1_target_);
   save_params(out, *critic2_target_);
-  save_adam(out, *actor_opt_);
-  save_adam(out, *critic_opt_);
+  if (fused_) {
+    fused_->actor_adam().save(out);
+    fused_->critic_adam().save(out);
+  } else {
+    save_adam(out, *actor_opt_);
+    save_adam(out, *critic_opt_);
+  }
 }
 
 void Td3Agent::load(ByteReader& in) {
@@ -297,8 +353,13 @@ void Td3Agent::load(ByteReader& in) {
   load_params(in, *actor_target_);
   load_params(in, *critic1_target_);
   load_params(in, *critic2_target_);
-  load_adam(in, *actor_opt_);
-  load_adam(in, *critic_opt_);
+  if (fused_) {
+    fused_->actor_adam().load(in);
+    fused_->critic_adam().load(in);
+  } else {
+    load_adam(in, *actor_opt_);
+    load_adam(in, *critic_opt_);
+  }
   counter_ = counter;
   rng_.set_state(rng_state);
 }

@@ -22,6 +22,10 @@
 // * save()/load(): networks, targets, both Adam states, the counter and the Td3Rng, through
 //   ByteWriter / ByteReader; load() into an agent built with the same options gives
 //   bit-identical later updates. A checkpoint of another shape throws CorruptData.
+// * Kernel: kEager runs the update through torch modules, autograd and torch::optim::Adam (any
+//   device); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
+//   parameter tensors (CPU only); kAuto picks kFused on the CPU and kEager elsewhere. Both
+//   follow the contract above and share the checkpoint layout.
 // * Profiling: with a PhaseProfiler (learner/profile.h), update() records its phases critic,
 //   actor and target; null (the default) records nothing.
 // * One thread uses an instance. Options are validated once (UsageError).
@@ -29,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -39,6 +44,12 @@
 #include "learner/td3/rng.h"
 
 namespace ringrl::td3 {
+
+/// How update() computes (file comment).
+enum class Td3Kernel { kAuto, kEager, kFused };
+/// "auto", "eager", "fused"; UsageError otherwise.
+Td3Kernel parse_td3_kernel(const std::string& name);
+const char* td3_kernel_name(Td3Kernel k) noexcept;
 
 /// Sizes and box of one agent's networks.
 struct Td3Shape {
@@ -61,6 +72,7 @@ struct Td3Options {
   double target_noise = kDefaultTargetNoise;           // >= 0
   double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
   std::uint64_t seed = 0;                              // initial weights and the agent's Td3Rng
+  Td3Kernel kernel = Td3Kernel::kAuto;
 
   /// Throws UsageError naming the first bad value.
   void validate() const;
@@ -108,9 +120,12 @@ struct Td3Stats {
   bool actor_step = false;   // actor and targets were updated
 };
 
+class FusedTd3;
+
 class Td3Agent {
  public:
   Td3Agent(const Td3Options& options, torch::Device device);
+  ~Td3Agent();
   Td3Agent(const Td3Agent&) = delete;
   Td3Agent& operator=(const Td3Agent&) = delete;
 
@@ -127,8 +142,11 @@ class Td3Agent {
   torch::Tensor critic_loss(const torch::Tensor& x, const torch::Tensor& a, const torch::Tensor& y);
   /// -mean Q1(x, mu(x)).
   torch::Tensor actor_loss(const torch::Tensor& x);
-  /// The online actor's deterministic action, no grad.
+  /// The online actor's deterministic action, no grad (the fused kernel's chunked pass when
+  /// it is in use).
   torch::Tensor act(const torch::Tensor& x);
+  /// The kernel in use (kAuto resolved).
+  Td3Kernel kernel() const noexcept;
   /// Standard-normal draws [rows, action_dim] from the agent's Td3Rng, on the device.
   torch::Tensor draw_normal(std::int64_t rows);
 
@@ -156,8 +174,9 @@ class Td3Agent {
   Td3Rng rng_;
   Actor actor_{nullptr}, actor_target_{nullptr};
   Critic critic1_{nullptr}, critic2_{nullptr}, critic1_target_{nullptr}, critic2_target_{nullptr};
-  std::vector<torch::Tensor> critic_params_;  // Q1 then Q2
-  std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_;
+  std::vector<torch::Tensor> critic_params_;                    // Q1 then Q2
+  std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_;  // kEager
+  std::unique_ptr<FusedTd3> fused_;                             // kFused
   std::int64_t counter_ = 0;
 };
 
