@@ -109,6 +109,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
       {"hidden", t.learner.hidden},
       {"batch_size", t.learner.batch_size},
       {"device", lr.device},
+      {"td3_kernel", t.learner.td3_kernel},
       {"seconds", c.seconds},
       {"env_steps", result.value("env_steps", std::uint64_t{0})},
       {"env_steps_per_s", post.env_steps_per_s},
@@ -137,7 +138,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf(
-        "hiro: %s (%s, hidden %d, batch %d), %u collector(s), %s\n"
+        "hiro: %s (%s, hidden %d, batch %d), %u collector(s), %s, td3_kernel %s\n"
         "  end to end      %8.1f env steps/s after the initial %llu (%llu steps over %.1f s); lag p50 %llu max %llu\n"
         "  updates per env step after the initial steps: low %.3f, high %.4f\n"
         "  actor only      %8.1f env steps/s\n"
@@ -146,7 +147,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
         "  FLOP bound      %8.1f env steps/s  (%.3f GFLOP per env step: low %.3f, relabel %.3f, high %.3f;\n"
         "                  one core's fp32 GEMM %.1f GFLOP/s); end to end at %.1f%%, learner alone at %.1f%%\n",
         t.env.c_str(), hiro::goal_space_name(t.learner.goal_space.kind), t.learner.hidden, t.learner.batch_size,
-        c.actors, lr.device.c_str(), post.env_steps_per_s, static_cast<unsigned long long>(t.initial_steps),
+        c.actors, lr.device.c_str(), t.learner.td3_kernel.c_str(), post.env_steps_per_s, static_cast<unsigned long long>(t.initial_steps),
         static_cast<unsigned long long>(post.env_steps), post.seconds, static_cast<unsigned long long>(e2e.lag_p50),
         static_cast<unsigned long long>(e2e.lag_max), result.value("low_updates_per_env_step", 0.0),
         result.value("high_updates_per_env_step", 0.0), actor_only, lr.ours_env_steps_per_s, lr.ours.low_ms,

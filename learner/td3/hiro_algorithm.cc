@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 
@@ -64,6 +66,7 @@ class HiroAlgorithm final : public Algorithm {
 
   // --- one repetition
   void begin_repetition(std::uint32_t rep) override {
+    rep_ = rep;
     HiroOptions lo = o_.learner;
     lo.seed = repetition_seed(o_.learner.seed, rep);  // each repetition: a fresh model
     learner_.reset();
@@ -107,6 +110,7 @@ class HiroAlgorithm final : public Algorithm {
         last_eval_ = e;
         ++evals_;
         best_success_ = std::max(best_success_, success_rate(e));
+        append_eval_row(e);
         break;
       }
       default:
@@ -136,6 +140,19 @@ class HiroAlgorithm final : public Algorithm {
   void write_blob(std::byte* dst) const override { learner_->write_blob(dst); }
   std::uint64_t budget_used() const override { return steps_; }
   bool solved() const override { return evals_ > 0 && best_success_ >= o_.success_threshold; }
+
+  // One line per evaluation in RUN_DIR/evals.csv (the learning curve; metrics.csv only holds
+  // the latest). A resumed run may repeat the evaluation of the steps redone after its last
+  // checkpoint: readers keep the last row of each (repetition, env_steps).
+  void append_eval_row(const hiro::HiroEvalRecord& e) const {
+    const std::filesystem::path path = std::filesystem::path(o_.run_dir) / "evals.csv";
+    const bool fresh = !std::filesystem::exists(path);
+    std::ofstream out(path, std::ios::app);
+    if (fresh) out << "repetition,env_steps,success,successes,episodes,mean_final_distance\n";
+    out << fmt::format("{},{},{:.4f},{},{},{:.4f}\n", rep_, e.env_steps, success_rate(e), e.successes, e.episodes,
+                       e.mean_final_distance);
+    if (!out) throw std::runtime_error(fmt::format("cannot append to {}", path.string()));
+  }
 
   // --- state
   void save(CheckpointWriter& out) const override {
@@ -288,6 +305,7 @@ class HiroAlgorithm final : public Algorithm {
   std::uint64_t low_ = 0, high_ = 0;      // updates this repetition
   std::uint64_t evals_ = 0;
   hiro::HiroEvalRecord last_eval_{};
+  std::uint32_t rep_ = 0;
   double best_success_ = -1;
   double intrinsic_ = 0;  // running mean of the admitted steps' r_lo
   HiroUpdateStats low_stats_, high_stats_;
