@@ -1,6 +1,7 @@
 #include "common/shm_segment.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -195,6 +196,15 @@ ShmSegment ShmSegment::create(const std::string& name, std::size_t total_bytes, 
   bip::mapped_region region;
   try {
     shm.truncate(static_cast<bip::offset_t>(total_bytes));
+    // Reserve every page now: on a /dev/shm too small for the segment this fails here with
+    // ENOSPC, instead of a SIGBUS on the first write into a page that cannot be backed.
+    step = "reservation";
+    if (const int err = posix_fallocate(shm.get_mapping_handle().handle, 0, static_cast<off_t>(total_bytes));
+        err != 0 && err != EOPNOTSUPP && err != EINVAL) {
+      remove_name(name);
+      unregister_emergency_unlink(name.c_str());
+      throw_os(err, fmt::format("reservation of shared-memory segment {} ({} bytes)", name, total_bytes));
+    }
     step = "map";
     region = bip::mapped_region(shm, bip::read_write, 0, total_bytes);
   } catch (const bip::interprocess_exception& e) {
