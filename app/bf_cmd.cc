@@ -3,22 +3,28 @@
 // Output is JSON (one object per line for the --jsonl streams); bad arguments throw
 // UsageError. In a --jsonl stream a bad line yields {"error": "line N: ..."} in its place
 // and the stream goes on.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
+#include "app/flat_json.h"
 #include "bench/bf_bench.h"
 #include "common/errors.h"
 #include "envs/bf/machine.h"
@@ -30,6 +36,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using Cells = std::vector<std::int64_t>;
+
+constexpr std::size_t kJsonlReadBytes = std::size_t{1} << 16;    // stdin read(2) size
+constexpr std::size_t kJsonlOutputBytes = std::size_t{1} << 16;  // answers buffered before a write
+constexpr std::size_t kMaxMemoisedNumbers = 4096;                // reward texts kept by ScoreLineWriter
 
 // --- Parsing helpers -----------------------------------------------------------------------
 
@@ -135,34 +145,88 @@ Json score_json(const bf::ScoreResult& r) {
   return j;
 }
 
-// Runs a --jsonl stream: one request per stdin line, one JSON line out per request, in
-// order. Output is flushed whenever no further input is already buffered (per batch).
-template <class Handle>
-void jsonl_stream(Handle&& handle) {
-  std::ios::sync_with_stdio(false);
-  std::string line;
-  std::size_t number = 0;
-  std::string out;
-  while (std::getline(std::cin, line)) {
-    ++number;
-    Json result;
-    try {
-      result = handle(Json::parse(line));
-    } catch (const std::exception& e) {
-      std::string message = e.what();
-      if (dynamic_cast<const Json::parse_error*>(&e) != nullptr) message = "invalid JSON";
-      result = Json{{"error", "line " + std::to_string(number) + ": " + message}};
-    }
-    out += result.dump();
-    out += '\n';
-    if (std::cin.rdbuf()->in_avail() <= 0) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      std::fflush(stdout);
-      out.clear();
-    }
+// Appends score_json(r).dump() to `out` without building the JSON value. Numbers keep the
+// JSON library's text, memoised per value (a task's rewards take few distinct values).
+class ScoreLineWriter {
+ public:
+  void append(std::string& out, const bf::ScoreResult& r) {
+    out += "{\"total_reward\":";
+    out += number(r.total_reward);
+    out += r.correct ? ",\"correct\":true,\"reason\":\"" : ",\"correct\":false,\"reason\":\"";
+    out += bf::to_string(r.reason);  // fixed lower-case names: nothing to escape
+    out += "\"}";
   }
+
+ private:
+  const std::string& number(double value) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    const auto it = numbers_.find(bits);
+    if (it != numbers_.end()) return it->second;
+    if (numbers_.size() >= kMaxMemoisedNumbers) {
+      scratch_ = Json(value).dump();
+      return scratch_;
+    }
+    return numbers_.emplace(bits, Json(value).dump()).first->second;
+  }
+
+  std::unordered_map<std::uint64_t, std::string> numbers_;  // bit pattern -> JSON text
+  std::string scratch_;
+};
+
+// The full parser's reading of one request line.
+Json parse_line(std::string_view line) { return Json::parse(line.data(), line.data() + line.size()); }
+
+// Writes `out` to stdout, flushes, and empties it.
+void flush_out(std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
+  out.clear();
+}
+
+// Runs a --jsonl stream: one request per stdin line (the last may lack its newline), one
+// JSON line out per request, in order. `handle(line, out)` appends the answer to `out`
+// without its newline, or throws; a throw becomes {"error": "line N: ..."} in its place.
+// stdin is read with read(2) in chunks, and a read error ends the stream as end of input
+// does; output is flushed whenever no further complete line is already buffered (so an
+// interactive client gets each answer before it sends the next request) and whenever
+// kJsonlOutputBytes have piled up.
+template <class Handle>
+void jsonl_stream(Handle&& handle) {
+  std::string in;  // unread input: in[pos, in.size())
+  std::size_t pos = 0;
+  std::string out;
+  std::size_t number = 0;
+  auto answer = [&](std::string_view line) {
+    ++number;
+    const std::size_t mark = out.size();
+    try {
+      handle(line, out);
+    } catch (const std::exception& e) {
+      out.resize(mark);
+      std::string message = e.what();
+      if (dynamic_cast<const Json::parse_error*>(&e) != nullptr) message = "invalid JSON";
+      out += Json{{"error", "line " + std::to_string(number) + ": " + message}}.dump();
+    }
+    out += '\n';
+    if (out.size() >= kJsonlOutputBytes) flush_out(out);
+  };
+  for (;;) {
+    for (std::size_t nl; (nl = in.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      answer(std::string_view(in).substr(pos, nl - pos));
+    }
+    in.erase(0, pos);
+    pos = 0;
+    flush_out(out);  // nothing complete is buffered: answer before waiting for more
+    const std::size_t have = in.size();
+    in.resize(have + kJsonlReadBytes);
+    const ssize_t got = ::read(STDIN_FILENO, in.data() + have, kJsonlReadBytes);
+    in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+  }
+  if (!in.empty()) answer(in);
+  flush_out(out);
 }
 
 void print_line(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
@@ -245,7 +309,9 @@ void add_run(CLI::App& bf) {
     const bool have_code = code->count() > 0 || !args->code.empty();
     if (args->jsonl) {
       if (have_code) throw UsageError("bf run: give CODE or --jsonl, not both");
-      jsonl_stream([&](const Json& req) { return run_request(req, args->timeout_s); });
+      jsonl_stream([&](std::string_view line, std::string& out) {
+        out += run_request(parse_line(line), args->timeout_s).dump();
+      });
       return;
     }
     if (!have_code) throw UsageError("bf run: CODE (or --jsonl) is required");
@@ -269,20 +335,28 @@ struct ScoreArgs {
   bool jsonl = false;
 };
 
-// Scorers built on first use, one per (task, variant).
+// Scorers built on first use, one per (task, variant). The last one used is found without
+// a lookup (a stream usually scores many programs on one task).
 class ScorerCache {
  public:
-  bf::Scorer& get(const std::string& task, bf::Variant variant) {
-    const auto key = std::make_pair(task, variant);
-    auto it = scorers_.find(key);
+  bf::Scorer& get(std::string_view task, bf::Variant variant) {
+    if (last_ != nullptr && last_variant_ == variant && last_task_ == task) return *last_;
+    auto it = scorers_.find(std::make_pair(std::string(task), variant));
     if (it == scorers_.end()) {
-      it = scorers_.emplace(key, std::make_unique<bf::Scorer>(bf::make_task(task, variant))).first;
+      auto scorer = std::make_unique<bf::Scorer>(bf::make_task(std::string(task), variant));
+      it = scorers_.emplace(std::make_pair(std::string(task), variant), std::move(scorer)).first;
     }
-    return *it->second;
+    last_ = it->second.get();
+    last_task_ = it->first.first;
+    last_variant_ = variant;
+    return *last_;
   }
 
  private:
   std::map<std::pair<std::string, bf::Variant>, std::unique_ptr<bf::Scorer>> scorers_;
+  bf::Scorer* last_ = nullptr;  // the scorer of (last_task_, last_variant_)
+  std::string_view last_task_;  // views the key in scorers_, which never moves
+  bf::Variant last_variant_ = bf::Variant::kPaper;
 };
 
 void add_score(CLI::App& bf) {
@@ -299,7 +373,23 @@ void add_score(CLI::App& bf) {
     if (args->jsonl) {
       if (have_code) throw UsageError("bf score: give CODE or --jsonl, not both");
       ScorerCache cache;
-      jsonl_stream([&](const Json& req) {
+      ScoreLineWriter writer;
+      std::vector<FlatMember> members;
+      jsonl_stream([&](std::string_view line, std::string& out) {
+        // Fast path: a flat object whose task and code are strings (the common request).
+        if (parse_flat_object(line, &members)) {
+          const FlatMember* task = find_member(members, "task");
+          const FlatMember* code = find_member(members, "code");
+          const FlatMember* variant = find_member(members, "variant");
+          if (task != nullptr && !task->is_null && code != nullptr && !code->is_null) {
+            const bf::Variant v = variant != nullptr && !variant->is_null
+                                      ? bf::parse_variant(std::string(variant->value))
+                                      : bf::Variant::kPaper;
+            writer.append(out, cache.get(task->value, v).score(code->value));
+            return;
+          }
+        }
+        const Json req = parse_line(line);
         if (!req.is_object()) throw UsageError("expected a JSON object");
         if (!req.contains("task")) throw UsageError("missing \"task\"");
         if (!req.contains("code")) throw UsageError("missing \"code\"");
@@ -307,7 +397,7 @@ void add_score(CLI::App& bf) {
                                         ? bf::parse_variant(json_string(req.at("variant"), "variant"))
                                         : bf::Variant::kPaper;
         bf::Scorer& scorer = cache.get(json_string(req.at("task"), "task"), variant);
-        return score_json(scorer.score(json_string(req.at("code"), "code")));
+        writer.append(out, scorer.score(json_string(req.at("code"), "code")));
       });
       return;
     }

@@ -123,6 +123,10 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
   t.stop_on_success = get<bool>(cfg, "stop_on_success");
   t.max_policy_lag = get_count<std::uint32_t>(cfg, "max_policy_lag");
   t.pace = learner::parse_pace(get<std::string>(cfg, "pace"));
+  // A run directory from before the key existed offered every program on arrival; its
+  // --resume goes on that way.
+  t.queue_offer = runfiles::has(cfg, "queue_offer") ? learner::parse_queue_offer(get<std::string>(cfg, "queue_offer"))
+                                                    : learner::QueueOffer::kArrival;
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.max_seconds = get<double>(cfg, "max_seconds");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");

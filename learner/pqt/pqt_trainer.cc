@@ -36,7 +36,9 @@ struct Episode {
   std::vector<std::int32_t> tokens;  // [T]
   std::vector<float> log_probs;      // [T]
   std::int32_t length = 0;
-  float reward = 0;
+  float reward = 0;         // as the learner trains on it
+  double total_reward = 0;  // as the actor scored it: best-reward tracking and solutions.txt
+  bool correct = false;     // every test case printed its target
   std::uint64_t version = 0;
 };
 
@@ -124,13 +126,13 @@ class PqtAlgorithm final : public Algorithm {
   }
   std::uint64_t version() const override { return learner_->version(); }
 
-  // Counts the episode, keeps it for a step, offers it to the queue, tracks the best program.
+  // Keeps the episode for a step. Pace actors: counts it and notes its reward now; queue
+  // offer arrival: offers it to the queue now.
   void on_record(std::uint32_t actor, const RecordView& rec, std::uint64_t version) override {
     ProgramEpisodeView v;
     std::string error;
     if (!decode_program_episode(rec.data, rec.length, static_cast<std::uint32_t>(T_), &v, &error))
       throw std::runtime_error(fmt::format("actor {} sent a bad program record: {}", actor, error));
-    ++npe_;
     ++fresh_;
     const auto n = static_cast<std::int32_t>(v.header.length);
     Episode& e = pool_.push();
@@ -138,24 +140,20 @@ class PqtAlgorithm final : public Algorithm {
     std::memcpy(e.log_probs.data(), v.log_probs, static_cast<std::size_t>(n) * sizeof(float));
     e.length = n;
     e.reward = static_cast<float>(v.header.reward);
+    e.total_reward = v.header.reward;
+    e.correct = v.header.correct != 0;
     e.version = version;
-    const double r = v.header.reward;
-    if (o_.learner.topk_enabled()) {
+    if (o_.queue_offer == QueueOffer::kArrival && o_.learner.topk_enabled()) {
+      const double r = e.total_reward;
       auto& q = learner_->queue();
       if (!q.full() || r > q.min().score) {
         tokens_scratch_.assign(e.tokens.begin(), e.tokens.begin() + n);
         q.push(r, tokens_scratch_);
       }
     }
-    if (std::round(r * kBestRewardRounding) > std::round(r_.best_reward * kBestRewardRounding)) {
-      r_.best_reward = r;
-      r_.best_code = program_string(e.tokens.data(), static_cast<std::size_t>(n));
-      runfiles::append_solution(fs::path(o_.run_dir) / runfiles::kSolutionsFileName, r_.best_code, r,
-                                static_cast<std::int64_t>(npe_));
-    }
-    if (v.header.correct != 0 && !r_.found_solution) {
-      r_.found_solution = true;
-      r_.code_solution = program_string(e.tokens.data(), static_cast<std::size_t>(n));
+    if (o_.pace == Pace::kActors) {
+      ++npe_;
+      note(e);
     }
   }
   // Pace learner: take exactly one batch off the rings per step (the rings throttle the actors).
@@ -239,14 +237,36 @@ class PqtAlgorithm final : public Algorithm {
   }
 
  private:
+  // Notes an executed program: a new best reward (appended to solutions.txt with the NPE
+  // count so far) and the run's first correct program.
+  void note(const Episode& e) {
+    const double r = e.total_reward;
+    const auto n = static_cast<std::size_t>(e.length);
+    if (std::round(r * kBestRewardRounding) > std::round(r_.best_reward * kBestRewardRounding)) {
+      r_.best_reward = r;
+      r_.best_code = program_string(e.tokens.data(), n);
+      runfiles::append_solution(fs::path(o_.run_dir) / runfiles::kSolutionsFileName, r_.best_code, r,
+                                static_cast<std::int64_t>(npe_));
+    }
+    if (e.correct && !r_.found_solution) {
+      r_.found_solution = true;
+      r_.code_solution = program_string(e.tokens.data(), n);
+    }
+  }
+
   // Fills batch_ from the pool with the fresh episodes a step takes (B, less the replayed rows
   // once experience replay has a buffer): the newest (pace actors) or the oldest (pace
-  // learner). Episodes past max_policy_lag are dropped from PG steps. False: nothing to train.
+  // learner, which counts and notes them here, the whole batch at once as §5.7 does).
+  // Episodes past max_policy_lag are dropped from PG steps. False: nothing to train.
   bool build_batch() {
     const int want = learner_->fresh_batch_size();
     const std::size_t have = pool_.size();
     if (have < static_cast<std::size_t>(want)) return false;
     const std::size_t first = o_.pace == Pace::kActors ? have - static_cast<std::size_t>(want) : 0;
+    if (o_.pace == Pace::kLearner) {
+      npe_ += static_cast<std::uint64_t>(want);
+      for (std::size_t j = 0; j < static_cast<std::size_t>(want); ++j) note(pool_.at(j));
+    }
     batch_.resize(want, T_);
     int row = 0;
     for (std::size_t j = first; j < first + static_cast<std::size_t>(want); ++j) {
@@ -308,6 +328,18 @@ Pace parse_pace(const std::string& name) {
 }
 
 const char* pace_name(Pace pace) { return pace == Pace::kActors ? "actors" : "learner"; }
+
+QueueOffer parse_queue_offer(const std::string& name) {
+  if (name == "batch_best") return QueueOffer::kBatchBest;
+  if (name == "arrival") return QueueOffer::kArrival;
+  throw UsageError(fmt::format("queue_offer '{}': expected batch_best or arrival", name));
+}
+
+const char* queue_offer_name(QueueOffer offer) { return offer == QueueOffer::kBatchBest ? "batch_best" : "arrival"; }
+
+std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options) {
+  return std::make_unique<PqtAlgorithm>(options);
+}
 
 void PqtTrainOptions::validate() const {
   RunSettings::validate();

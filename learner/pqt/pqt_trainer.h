@@ -9,20 +9,26 @@
 // RUN_DIR/results.jsonl; RUN_DIR/model-rep<R>.ckpt keeps each repetition's final model.
 //
 // Data flow and counting:
-// * Every program an actor executed and the learner drained counts once in NPE (§5.6), and
-//   (when the top-k term is on) is offered to the priority queue: PQT is off-policy.
-// * pace "actors": the learner drains every ring continuously and steps on the newest
-//   batch_size episodes once at least batch_size new ones arrived; older unused episodes were
-//   still counted and offered. pace "learner": the learner takes exactly batch_size episodes
-//   (oldest first) per step and the small rings throttle the actors (on-policy ratio of the
-//   original: one update per batch_size programs).
+// * pace "learner" (the default, the original's ratio): the learner takes exactly the
+//   batch_size fresh episodes a step wants (oldest first) and the small rings throttle the
+//   actors: one update per batch of programs. A batch counts in NPE (§5.6), its best reward
+//   and its correct programs are noted when the learner steps on it (§5.7 steps 4 and 6), so
+//   the stop rules, which the driver checks between steps, see whole trained batches.
+//   pace "actors" (a departure): the learner drains every ring continuously and steps on the
+//   newest batch_size episodes once at least batch_size new ones arrived; every drained
+//   program counts on arrival, older unused ones included.
+// * Top-k queue (when the top-k term is on): queue_offer "batch_best" (the default, §5.4):
+//   only the step's argmax-reward episode (first index on ties) is pushed, after the step
+//   (PqtLearner::step). queue_offer "arrival" (a departure): every drained program is also
+//   offered on arrival, before the step that trains on it.
 // * Policy lag = learner version - the version an episode was sampled with. PG corrects lagged
 //   episodes with truncated per-token importance weights (PqtLearner), and episodes older than
 //   max_policy_lag versions are not used for PG steps at all (counted as dropped).
 //   Episodes made with the previous repetition's weights are discarded.
 // * Checkpoints (RUN_DIR/checkpoint.bin, common/checkpoint.h) every checkpoint_every_s and on
 //   SIGINT/SIGTERM hold the model, optimiser, queue, baselines, RNG and counters (episodes
-//   drained but not yet trained on are not kept); resume continues the NPE count and keeps the queue.
+//   drained but not yet trained on are not kept; with pace learner they were not counted
+//   either); resume continues the NPE count and keeps the queue.
 //   Completed repetitions are skipped on resume.
 //
 // One thread calls it (the learner process's main thread).
@@ -45,6 +51,12 @@ enum class Pace { kActors, kLearner };
 Pace parse_pace(const std::string& name);
 const char* pace_name(Pace pace);
 
+/// Which programs the top-k queue is offered (see the file comment).
+enum class QueueOffer { kBatchBest, kArrival };
+/// "batch_best" / "arrival"; UsageError otherwise.
+QueueOffer parse_queue_offer(const std::string& name);
+const char* queue_offer_name(QueueOffer offer);
+
 struct PqtTrainOptions : RunSettings {
   LearnerOptions learner{};  // B, T, mode, hparams, device, seed
   std::string task = "reverse";
@@ -52,7 +64,8 @@ struct PqtTrainOptions : RunSettings {
   std::uint32_t actors = 1;
   std::uint64_t max_npe = 0;  // 0 = unlimited
   std::uint32_t max_policy_lag = 8;
-  Pace pace = Pace::kActors;
+  Pace pace = Pace::kLearner;
+  QueueOffer queue_offer = QueueOffer::kBatchBest;
 
   /// Throws UsageError naming the first bad field.
   void validate() const;
@@ -85,6 +98,10 @@ struct TrainSummary {
 };
 
 TrainSummary run_pqt_training(const PqtTrainOptions& options);
+
+/// The wing run_pqt_training() hands the run driver, for tests that feed it records and step
+/// it by hand. `options` (validated) must outlive it.
+std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options);
 
 /// The model of a PQT checkpoint or final model (RUN_DIR/model-rep<R>.ckpt), loaded into a
 /// fresh learner made from `options` (the run's settings). Throws CorruptData when the file's

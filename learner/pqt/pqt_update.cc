@@ -380,7 +380,8 @@ struct PqtLearner::Impl {
         total = total + o.pi_loss_hparam * pg;
       }
       if (k_rows > 0) {
-        topk = topk_loss(alp.narrow(0, b, k_rows), mask.narrow(0, b, k_rows));
+        // The queue rows follow the fresh and the replayed rows (staged at npg + k).
+        topk = topk_loss(alp.narrow(0, npg, k_rows), mask.narrow(0, npg, k_rows));
         total = total + o.topk_loss_hparam * topk;
       }
       if (o.regularizer != 0.0) {

@@ -88,6 +88,47 @@ TEST_F(TrainPqt, TwoActorsFindACorrectProgramWithinTheBudget) {
   fs::remove_all(dir);
 }
 
+TEST_F(TrainPqt, DefaultsStepOncePerBatchOfFreshPrograms) {
+  const fs::path dir = fresh_dir("ratio");
+  auto args = small_job(dir);
+  args[3] = "reverse";  // not solved within the budget, so the budget ends the run
+  constexpr std::uint64_t kBatch = 32, kBatches = 300;
+  args.insert(args.end(), {"--max-npe", std::to_string(kBatch * kBatches)});
+  const RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u) << r.out << r.err;
+  // Pace learner (spec §5.7): one update per batch of B fresh programs, each counted when
+  // the learner steps on it, so the budget stops the run after whole trained batches.
+  const auto npe = res[0]["npe"].get<std::uint64_t>();
+  const auto steps = res[0]["num_batches"].get<std::uint64_t>();
+  EXPECT_EQ(steps * kBatch, npe) << res[0].dump();
+  if (!res[0]["found_solution"].get<bool>()) {
+    EXPECT_EQ(steps, kBatches) << res[0].dump();
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, ResumeTakesARunDirectoryFromBeforeQueueOffer) {
+  const fs::path dir = fresh_dir("old-config");
+  auto args = small_job(dir);
+  args[3] = "reverse";
+  args.insert(args.end(), {"--max-npe", "640"});
+  RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  // The run directory as an earlier build left it: no queue_offer key, no results yet.
+  nlohmann::json cfg;
+  std::ifstream(dir / "config.json") >> cfg;
+  ASSERT_EQ(cfg.value("queue_offer", ""), "batch_best");
+  cfg.erase("queue_offer");
+  std::ofstream(dir / "config.json") << cfg.dump(2);
+  fs::remove(dir / "results.jsonl");
+  r = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  EXPECT_EQ(results(dir).size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST_F(TrainPqt, BudgetEndLeavesALoadableModelAndBadCheckpointsAreOneLineExitOne) {
   const fs::path dir = fresh_dir("budget");
   auto args = small_job(dir);
@@ -239,6 +280,14 @@ TEST_F(TrainPqt, BadInputIsOneClearLine) {
   r = run({"train", "pqt", "--task", "reverse", "--mode", "nosuch", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(r.status), 2);
   EXPECT_NE(r.err.find("pg+pqt"), std::string::npos) << "presets listed: " << r.err;
+  r = run({"train", "pqt", "--task", "reverse", "--set", "queue_offer=sometimes", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2);
+  EXPECT_NE(r.err.find("queue_offer 'sometimes': expected batch_best or arrival"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run({"train", "pqt", "--task", "reverse", "--set", "pace=fast", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2);
+  EXPECT_NE(r.err.find("pace 'fast': expected actors or learner"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir)) << "nothing is written before the settings are checked";
   fs::remove_all(dir);
 }
 

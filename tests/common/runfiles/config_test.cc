@@ -318,6 +318,8 @@ TEST(PqtConfig, DefaultsFollowTheSpec) {
   EXPECT_DOUBLE_EQ(get<double>(cfg, "checkpoint_every_s"), 30.0);
   EXPECT_EQ(get<int>(cfg, "repetitions"), 1);
   EXPECT_EQ(get<std::string>(cfg, "task"), "");
+  EXPECT_EQ(get<std::string>(cfg, "pace"), "learner");
+  EXPECT_EQ(get<std::string>(cfg, "queue_offer"), "batch_best");
 }
 
 TEST(PqtConfig, EveryPresetAppliesCleanly) {
@@ -331,6 +333,10 @@ TEST(PqtConfig, EveryPresetAppliesCleanly) {
     EXPECT_EQ(get<int>(cfg, "timestep_limit"), 100) << name;
     EXPECT_EQ(get<int>(cfg, "batch_size"), 64) << name;
     EXPECT_DOUBLE_EQ(get<double>(cfg, "lr"), 1e-4) << name;
+    // The original's update ratio and queue push (spec §5.4, §5.7): one step per batch, only
+    // the batch's best enters the queue.
+    EXPECT_EQ(get<std::string>(cfg, "pace"), "learner") << name;
+    EXPECT_EQ(get<std::string>(cfg, "queue_offer"), "batch_best") << name;
     // Keys keep their types, so the typed getters still work after the preset.
     EXPECT_NO_THROW(get<double>(cfg, "topk_loss_hparam")) << name;
     EXPECT_NO_THROW(get<int64_t>(cfg, "max_npe")) << name;

@@ -1,5 +1,8 @@
 // Tests of `ringrl bf run|score|cases|tasks` (app/bf_cmd.cc).
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -166,6 +169,127 @@ TEST(BfCli, ScoreJsonlAgreesWithTheLibrary) {
     EXPECT_EQ(out[k]["total_reward"].get<double>(), want[k].total_reward);
     EXPECT_EQ(out[k]["reason"].get<std::string>(), to_string(want[k].reason));
   }
+}
+
+// Every answer line is, byte for byte, the JSON object `bf score` prints for one program;
+// the last request may lack its newline.
+TEST(BfCli, ScoreJsonlLinesAreTheScoreObjects) {
+  std::mt19937_64 rng(5);
+  std::string stream;
+  std::vector<std::string> want;
+  const char* const tasks[] = {"print-hello", "reverse", "add", "count-char"};
+  for (int k = 0; k < 300; ++k) {
+    const std::string task = tasks[k % 4];
+    const Variant variant = k % 3 == 0 ? Variant::kSimplify : Variant::kPaper;
+    // Short programs over a print-heavy alphabet: varied rewards, some correct ones.
+    std::string code = testing::random_program(rng, 1 + rng() % 40, "+++...-<>[]");
+    if (k % 50 == 0) code = "++++++++.---.+++++++..+++.";
+    json req = {{"task", task}, {"code", code}};
+    if (variant == Variant::kSimplify) req["variant"] = "simplify";
+    stream += req.dump() + "\n";
+    const ScoreResult r = make_task(task, variant).score(code);
+    nlohmann::ordered_json line;
+    line["total_reward"] = r.total_reward;
+    line["correct"] = r.correct;
+    line["reason"] = std::string(to_string(r.reason));
+    want.push_back(line.dump());
+  }
+  stream.pop_back();  // no newline after the last request
+  const auto r = run_ringrl("bf score --jsonl", stream);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream out(r.out);
+  std::string line;
+  std::size_t k = 0;
+  bool some_correct = false;
+  for (; std::getline(out, line); ++k) {
+    ASSERT_LT(k, want.size());
+    EXPECT_EQ(line, want[k]) << "line " << k + 1;
+    some_correct = some_correct || line.find("\"correct\":true") != std::string::npos;
+  }
+  EXPECT_EQ(k, want.size());
+  EXPECT_TRUE(some_correct);
+}
+
+// Requests the fast reader leaves to the full JSON parser (escapes, other value types, a
+// repeated key, spacing, CRLF, bad bytes) mean what they always meant.
+TEST(BfCli, ScoreJsonlUnusualLinesKeepTheirMeaning) {
+  const std::string input =
+      "{\"task\":\"revers\",\"task\":\"reverse\",\"code\":\"+\"}\n"
+      "{\"task\":\"print-hello\",\"code\":\"++++++++.---.+++++++..+++\\u002e\"}\n"
+      "{ \"code\" : \"+\" , \"task\":\"reverse\", \"id\": 7 }\r\n"
+      "[1]\n"
+      "\n"
+      "{\"task\":null,\"code\":\"+\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"+\",\"variant\":null}\n"
+      "{\"task\":\"reverse\",\"code\":\"+\",\"variant\":5}\n"
+      "{\"task\":\"reverse\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"\xc3\xa9\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"\xff\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"a\tb\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"+\"}x\n"
+      "{\"task\":\"revers\",\"code\":\"+\"}\n"
+      "{\"task\":\"reverse\",\"code\":\"+\",\"variant\":\"odd\"}\n";
+  const auto r = run_ringrl("bf score --jsonl", input);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"total_reward\":0.0,\"correct\":false,\"reason\":\"wrong\"}\n"
+            "{\"total_reward\":1.0,\"correct\":true,\"reason\":\"correct\"}\n"
+            "{\"total_reward\":0.0,\"correct\":false,\"reason\":\"wrong\"}\n"
+            "{\"error\":\"line 4: expected a JSON object\"}\n"
+            "{\"error\":\"line 5: invalid JSON\"}\n"
+            "{\"error\":\"line 6: \\\"task\\\" must be a string\"}\n"
+            "{\"total_reward\":0.0,\"correct\":false,\"reason\":\"wrong\"}\n"
+            "{\"error\":\"line 8: \\\"variant\\\" must be a string\"}\n"
+            "{\"error\":\"line 9: missing \\\"code\\\"\"}\n"
+            "{\"total_reward\":0.0,\"correct\":false,\"reason\":\"wrong\"}\n"
+            "{\"error\":\"line 11: invalid JSON\"}\n"
+            "{\"error\":\"line 12: invalid JSON\"}\n"
+            "{\"error\":\"line 13: invalid JSON\"}\n"
+            "{\"error\":\"line 14: bf: unknown task 'revers'; closest: reverse riffle length (`ringrl bf tasks` "
+            "lists all)\"}\n"
+            "{\"error\":\"line 15: bf: unknown variant 'odd' (expected paper|simplify)\"}\n");
+}
+
+// An interactive client gets each answer before it sends its next request.
+TEST(BfCli, ScoreJsonlAnswersEachLineBeforeTheNext) {
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(to_child[0], STDIN_FILENO);
+    dup2(from_child[1], STDOUT_FILENO);
+    for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+    execl(RINGRL_BINARY, RINGRL_BINARY, "bf", "score", "--jsonl", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  // One line of the child's output, waiting at most kWaitMs for each byte.
+  constexpr int kWaitMs = 30000;
+  auto read_line = [&] {
+    std::string line;
+    char c = 0;
+    while (c != '\n') {
+      pollfd p{from_child[0], POLLIN, 0};
+      if (poll(&p, 1, kWaitMs) != 1 || read(from_child[0], &c, 1) != 1) return line + "<no answer>";
+      line += c;
+    }
+    return line;
+  };
+  const std::string request = "{\"task\":\"reverse\",\"code\":\"+\"}\n";
+  const std::string answer = "{\"total_reward\":0.0,\"correct\":false,\"reason\":\"wrong\"}\n";
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_EQ(write(to_child[1], request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    EXPECT_EQ(read_line(), answer) << "request " << k + 1;
+  }
+  close(to_child[1]);
+  EXPECT_EQ(read_line(), "<no answer>") << "nothing more after end of input";
+  close(from_child[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(BfCli, Cases) {

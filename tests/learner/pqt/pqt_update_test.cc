@@ -329,6 +329,40 @@ TEST(PqtLearner, ExperienceReplayWeightsMatchHandComputedValues) {
   EXPECT_NEAR(s.mean_reward, (-0.2 + 0.9) / 2.0, 1e-6);  // stats: fresh episodes only
 }
 
+TEST(PqtLearner, TopkTermTrainsOnTheQueueProgramWhileReplaying) {
+  LearnerOptions o = small(TrainMode::kPgPqt);
+  o.alpha = 0.5;  // 2 replayed rows per step once the buffer holds a program
+  o.topk = 1;     // the queue holds exactly the program this test puts there
+  PqtLearner l(o);
+  const std::vector<std::int32_t> p = {1, 2, 3, 4, 5, 6};
+  EpisodeBatch first = random_batch(60, 0);
+  for (int i = 0; i < kB; ++i) {
+    std::copy(p.begin(), p.end(), first.tokens.begin() + i * kT);
+    first.rewards[i] = 0.4f;
+  }
+  l.step(first);  // fills the replay buffer (and the queue) with p
+  ASSERT_EQ(l.replay().size(), 1u);
+  // A queue program unlike every replayed row: other tokens, a shorter length.
+  const std::vector<std::int32_t> q = {3, 7, 7, 2};
+  ASSERT_TRUE(l.queue().push(5.0, q));
+  ASSERT_EQ(l.queue().size(), 1u);
+  ASSERT_EQ(l.queue().max().tokens, q);
+
+  // Expected L_topk: -sum_t log pi(q_t) under the policy before the step.
+  std::vector<std::int32_t> padded(q);
+  padded.resize(kT, 1);  // the tokens after len(q) do not change the logits before it
+  const auto lp = token_log_probs(l, padded, 1);
+  double expected = 0.0;
+  for (std::size_t t = 0; t < q.size(); ++t) expected -= lp[0][t];
+
+  EpisodeBatch second = random_batch(61, l.version());
+  second.resize(l.fresh_batch_size(), kT);
+  const StepStats s = l.step(second);
+  EXPECT_EQ(s.replayed_episodes, 2);
+  EXPECT_EQ(s.topk_samples, 1);
+  EXPECT_NEAR(s.topk_loss, expected, 1e-4 * std::abs(expected));
+}
+
 TEST(PqtLearner, ExperienceReplayOptionsAndCheckpoint) {
   LearnerOptions o = small(TrainMode::kPqt);
   o.alpha = 0.5;
