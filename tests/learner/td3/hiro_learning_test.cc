@@ -171,7 +171,11 @@ class LowLevelRig {
   int t_ = 0;  // step within the current training episode
 };
 
-TEST(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
+// Both TD3 kernels (td3.h) learn: they agree to rounding per update, and this checks that the
+// agreement holds where it matters, over thousands of updates.
+class HiroLearning : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
   const auto t0 = std::chrono::steady_clock::now();
   learner::set_torch_threads(1);
   envs::maze::MazeEnvOptions env_options;
@@ -182,6 +186,7 @@ TEST(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
   o.replay_capacity = kReplay;
   o.device = "cpu";
   o.seed = kSeed;
+  o.td3_kernel = GetParam();
   HiroLearner learner(o);
   LowLevelRig rig(learner, env_options);
 
@@ -194,14 +199,17 @@ TEST(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
-      "final in-segment distance: untrained %.3f, after %d updates %.3f (ratio %.3f), greedy straight-line "
-      "reference %.3f; %.1f s\n",
-      untrained, kTrainSteps, trained, trained / untrained, reference, seconds);
+      "%s kernel: final in-segment distance: untrained %.3f, after %d updates %.3f (ratio %.3f), greedy "
+      "straight-line reference %.3f; %.1f s\n",
+      GetParam().c_str(), untrained, kTrainSteps, trained, trained / untrained, reference, seconds);
   EXPECT_EQ(learner.low_agent().counter(), kTrainSteps);
   EXPECT_GT(untrained, 1.0);  // the untrained policy barely moves
   EXPECT_LT(trained, kRequiredRatio * untrained);
   EXPECT_LT(trained, kReferenceSlack * reference);  // what is left is mostly walls in the way
 }
+
+INSTANTIATE_TEST_SUITE_P(Kernels, HiroLearning, ::testing::Values("fused", "eager"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
 }  // namespace ringrl::td3
