@@ -1,6 +1,6 @@
 // `ringrl tune`: runs the spec §6.3 grid (or a named subset of it) as separate trials.
 //
-// Each trial is one `train pqt` child process of this same binary per task of the cycle
+// Each trial is one `train pqt` (space ga: `train ga`) child process of this same binary per task of the cycle
 // (repetition r → task_cycle[r % len]), in DIR/trial_<i>/<task>/ with its log in train.log
 // there. Trials run side by side: with G CUDA devices up to G at once, each holding one GPU
 // (the k-th trial of the list starts on cuda:(k % G) while trials finish in order; in general
@@ -18,9 +18,8 @@
 // DIR/tune.json pins the session settings so a different space or budget is refused.
 //
 // Before anything starts, every selected trial's config is resolved and validated in-process
-// with the trainer's own validation (app/pqt_config.h), so a bad key or value is one
-// UsageError. Space 'ga' has no trainer (UsageError);
-// --dry-run still lists its trials.
+// with the trainer's own validation (app/pqt_config.h, app/ga_config.h), so a bad key or value
+// is one UsageError. GA trials run on the CPU (--parallel at once) whether or not GPUs exist.
 #include "app/commands.h"
 
 #include <fcntl.h>
@@ -46,6 +45,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli_numbers.h"
+#include "app/ga_config.h"
 #include "app/pqt_config.h"
 #include "app/tune_grid.h"
 #include "common/errors.h"
@@ -118,9 +118,15 @@ void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, c
   sets.push_back(fmt::format("repetitions={}", s.repetitions));
   sets.push_back(fmt::format("max_npe={}", s.max_npe));
   try {
-    const json cfg = resolve_pqt_config("", space.mode, sets);
-    (void)train_options_from(cfg);
-    (void)bf::make_task(task, actor_options_from(cfg).score);  // unknown task names fail here
+    if (space.trainer == "ga") {
+      ga::GaOptions o = ga_options_from(resolve_ga_config("", sets));
+      o.run_dir = ".";  // only to pass validation: the child gets its own
+      o.validate();     // unknown task names fail here
+    } else {
+      const json cfg = resolve_pqt_config("", space.mode, sets);
+      (void)train_options_from(cfg);
+      (void)bf::make_task(task, actor_options_from(cfg).score);  // unknown task names fail here
+    }
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("trial {} ({}) on task {}: {}", trial, format_hparams(hparams), task, e.what()));
   }
@@ -265,8 +271,8 @@ class TuneSession {
   /// The session's settings as one line (first line of the summary file).
   std::string header() const {
     return fmt::format("space {} ({} trials, mode {}); tasks {} alternated; {} repetitions per trial; max NPE {}; {}\n",
-                       space_.name, space_.num_trials(), space_.mode, join(s_.task_cycle, ","), s_.repetitions,
-                       s_.max_npe, join(set_assignments(s_), " "));
+                       space_.name, space_.num_trials(), space_.mode.empty() ? space_.trainer : space_.mode,
+                       join(s_.task_cycle, ","), s_.repetitions, s_.max_npe, join(set_assignments(s_), " "));
   }
 
  private:
@@ -315,7 +321,8 @@ class TuneSession {
     job.status = "failed";
     const std::string how = WIFEXITED(wstatus) ? fmt::format("exited with status {}", WEXITSTATUS(wstatus))
                                                : fmt::format("was killed by signal {}", WTERMSIG(wstatus));
-    job.error = fmt::format("train pqt on {} {}: {} (log {})", task, how, last_log_line(job.log), job.log.string());
+    job.error = fmt::format("train {} on {} {}: {} (log {})", space_.trainer, task, how, last_log_line(job.log),
+                            job.log.string());
     spdlog::error("tune: trial {}: {}", job.trial, job.error);
     failed_ = true;
     return false;
@@ -395,7 +402,7 @@ class TuneSession {
 
 int run_tune(const TuneCli& c) {
   const TuneSpace space = tune_space(c.space);
-  TuneSettings s = TuneSettings::paper();
+  TuneSettings s = TuneSettings::paper_for(space);
   if (!c.tasks.empty()) s.task_cycle = parse_task_list(c.tasks);
   apply_user_sets(s, space, c.sets);
   if (c.repetitions) s.repetitions = *c.repetitions;
@@ -405,14 +412,13 @@ int run_tune(const TuneCli& c) {
 
   if (c.dry_run) {
     std::printf("space %s: %zu trials, mode %s; %zu selected\n", space.name.c_str(), space.num_trials(),
-                space.mode.empty() ? "(none)" : space.mode.c_str(), trials.size());
+                space.mode.empty() ? space.trainer.c_str() : space.mode.c_str(), trials.size());
     std::printf("tasks %s alternated by repetition; %u repetitions per trial; max NPE %llu; run dir %s\n",
                 join(s.task_cycle, ",").c_str(), s.repetitions, static_cast<unsigned long long>(s.max_npe),
                 run_dir.c_str());
     std::printf("settings: %s\n", join(set_assignments(s), " ").c_str());
     for (std::size_t t : trials) std::printf("trial %4zu  %s\n", t, format_hparams(space.trial_hparams(t)).c_str());
     try {
-      if (space.mode.empty()) (void)train_arguments(space, json::object(), s, TrialTaskRun{});
       for (std::size_t t : trials)
         for (const auto& task : s.task_cycle) preflight(space, t, space.trial_hparams(t), s, task);
       if (!trials.empty()) {
@@ -432,12 +438,11 @@ int run_tune(const TuneCli& c) {
     return 0;
   }
 
-  if (space.mode.empty()) (void)train_arguments(space, json::object(), s, TrialTaskRun{});  // ga: UsageError
   for (std::size_t t : trials)
     for (const auto& task : s.task_cycle) preflight(space, t, space.trial_hparams(t), s, task);
 
   std::vector<std::string> devices;
-  const int gpus = learner::cuda_device_count();
+  const int gpus = space.trainer == "pqt" ? learner::cuda_device_count() : 0;  // GA trials: CPU only
   if (gpus > 0) {
     const std::size_t slots = std::min<std::size_t>(c.parallel.value_or(static_cast<std::uint32_t>(gpus)), gpus);
     if (c.parallel && *c.parallel > static_cast<std::uint32_t>(gpus))
@@ -465,7 +470,7 @@ void add_tune_command(CommandTree& tree) {
   CLI::App& root = tree.root;
   auto c = std::make_shared<TuneCli>();
   CLI::App* tune = root.add_subcommand(
-      "tune", "Run the spec §6.3 hyper-parameter grid (or a subset) as separate `train pqt` trials");
+      "tune", "Run the spec §6.3 hyper-parameter grid (or a subset) as separate `train pqt` / `train ga` trials");
   tune->add_option("--space", c->space, "Grid: pg (12), pg-topk (48), topk (60), is (144), ga (125)")->required();
   tune->add_option("--trials", c->trials, "Only these trial indices, e.g. 0,5,7");
   tune->add_option("--trial-range", c->trial_range, "Only trials A..B-1, as A:B (A or B may be left out)");

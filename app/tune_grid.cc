@@ -151,10 +151,13 @@ TuneSpace tune_space(const std::string& name) {
   if (name == "is")
     return make_space(name, "pg",
                       {lr, pg_entropy, {"replay_temperature", kReplayTemperatures}, {"alpha", kReplayAlphas}});
-  if (name == "ga")
-    return make_space(
+  if (name == "ga") {
+    TuneSpace ga = make_space(
         name, "",
         {{"population", kGaPopulations}, {"crossover_rate", kGaCrossoverRates}, {"mutation_rate", kGaMutationRates}});
+    ga.trainer = "ga";
+    return ga;
+  }
   throw UsageError(fmt::format("unknown tuning space '{}': expected one of {}", name, join_names(tune_space_names())));
 }
 
@@ -200,6 +203,12 @@ TuneSettings TuneSettings::paper() {
             {"param_init_factor", json(kPaperTuneParamInitFactor).dump()},
             {"ema_baseline_decay", json(kPaperTuneEmaBaselineDecay).dump()},
             {"eos_token", "false"}};
+  return s;
+}
+
+TuneSettings TuneSettings::paper_for(const TuneSpace& space) {
+  TuneSettings s = paper();
+  if (space.trainer == "ga") s.sets = {{"timestep_limit", std::to_string(kPaperTuneTimestepLimit)}};
   return s;
 }
 
@@ -277,18 +286,25 @@ std::string format_hparams(const json& hparams) {
 
 std::vector<std::string> train_arguments(const TuneSpace& space, const json& hparams, const TuneSettings& settings,
                                          const TrialTaskRun& run) {
-  if (space.mode.empty())
-    throw UsageError(
-        fmt::format("space '{}' needs the genetic-algorithm baseline (spec §6.5), which ringrl does not "
-                    "provide; expected a space with a trainer: pg, pg-topk or topk",
-                    space.name));
-  std::vector<std::string> a = {"train",         "pqt",
-                                "--task",        run.task,
-                                "--mode",        space.mode,
-                                "--repetitions", std::to_string(run.repetitions),
-                                "--max-npe",     std::to_string(settings.max_npe),
-                                "--run-dir",     run.run_dir,
-                                "--device",      run.device};
+  std::vector<std::string> a;
+  if (space.trainer == "ga") {
+    a = {"train",         "ga",
+         "--task",        run.task,
+         "--repetitions", std::to_string(run.repetitions),
+         "--max-npe",     std::to_string(settings.max_npe),
+         "--run-dir",     run.run_dir};
+  } else {
+    if (space.mode.empty())
+      throw UsageError(
+          fmt::format("space '{}' has no `train pqt` mode; expected one of pg, pg-topk, topk, is, ga", space.name));
+    a = {"train",         "pqt",
+         "--task",        run.task,
+         "--mode",        space.mode,
+         "--repetitions", std::to_string(run.repetitions),
+         "--max-npe",     std::to_string(settings.max_npe),
+         "--run-dir",     run.run_dir,
+         "--device",      run.device};
+  }
   if (run.actors > 0) {
     a.push_back("--actors");
     a.push_back(std::to_string(run.actors));

@@ -9,9 +9,10 @@
 //   first sorted key being the least significant digit:
 //     for each axis in sorted order: value = axis.values[i % n]; i /= n.
 // * Mapping to `ringrl train pqt` modes: pg → pg, pg-topk → pg+pqt, topk → pqt (pi_loss 0 via
-//   the preset), is → pg with alpha/replay_temperature (experience replay, §5.5), ga → no mode (no GA trainer: running
-//   it is a UsageError; listing its trials works).
-// * TuneSettings starts as the paper tuning settings and takes user overrides; user --set
+//   the preset), is → pg with alpha/replay_temperature (experience replay, §5.5); ga → `ringrl
+//   train ga` (the GA baseline, §6.5; no mode).
+// * TuneSettings starts as the paper tuning settings of the space's trainer (paper_for) and
+//   takes user overrides; user --set
 //   keys may not name one of the space's hyper-parameters, nor a key the session owns
 //   (task, mode, device: use --tasks / the device logic); repetitions and max_npe are routed
 //   to their fields.
@@ -59,8 +60,9 @@ struct HparamAxis {
 
 struct TuneSpace {
   std::string name;              // pg | pg-topk | topk | is | ga
-  std::string mode;              // `train pqt --mode` (also its preset); empty: no trainer
+  std::string mode;              // `train pqt --mode` (also its preset); empty for ga
   std::vector<HparamAxis> axes;  // sorted by name
+  std::string trainer = "pqt";   // the `ringrl train` subcommand of its trials: pqt | ga
 
   /// Product of the axes' sizes.
   std::size_t num_trials() const;
@@ -90,8 +92,11 @@ struct TuneSettings {
   /// Config assignments (key, value text) passed as `--set key=value`, in order.
   std::vector<std::pair<std::string, std::string>> sets;
 
-  /// The paper tuning settings of §6.3.
+  /// The paper tuning settings of §6.3 (for `train pqt`).
   static TuneSettings paper();
+  /// The paper tuning settings for the trainer of `space`: paper() for pqt; for ga only what
+  /// configs/ga.json knows of them (timestep_limit = 50).
+  static TuneSettings paper_for(const TuneSpace& space);
 };
 
 /// Applies user `key=value` overrides to `settings` for `space` (see the contract).
@@ -105,7 +110,7 @@ std::uint32_t repetitions_for_task(std::uint32_t total, std::size_t task_index, 
 /// "entropy_beta=0.05 lr=0.0001": the hyper-parameters as one line (sorted keys).
 std::string format_hparams(const nlohmann::json& hparams);
 
-/// What one `train pqt` child of a trial needs.
+/// What one `train pqt` / `train ga` child of a trial needs.
 struct TrialTaskRun {
   std::string task;
   std::uint32_t repetitions = 0;
@@ -115,10 +120,11 @@ struct TrialTaskRun {
   bool resume = false;       // the run dir already holds results or a checkpoint
 };
 
-/// The arguments after the program name of the `train pqt` child for one task of a trial:
+/// The arguments after the program name of the child for one task of a trial:
 /// train pqt --task T --mode M --repetitions R --max-npe N --run-dir D --device X
-/// [--actors A] [--resume], then `--set k=v` for each settings.sets entry and then for each
-/// hyper-parameter of the trial. UsageError when the space has no mode (ga).
+/// [--actors A] [--resume], or for ga: train ga --task T --repetitions R --max-npe N
+/// --run-dir D [--actors A] [--resume]; then `--set k=v` for each settings.sets entry and
+/// then for each hyper-parameter of the trial. UsageError for a pqt space without a mode.
 std::vector<std::string> train_arguments(const TuneSpace& space, const nlohmann::json& hparams,
                                          const TuneSettings& settings, const TrialTaskRun& run);
 

@@ -13,6 +13,7 @@ enum RecordType : std::uint16_t {
   kRecordMetaTransition = 4,  // HIRO high level
   kRecordBench = 5,           // `ringrl bench ring`
   kRecordHiroEval = 6,        // HIRO evaluator: one evaluation's results (common/hiro/eval_record.h)
+  kRecordGaFitness = 7,       // GA evaluator: the score of one requested genome (common/ga/fitness_record.h)
 };
 
 constexpr std::uint64_t record_type_bit(RecordType t) noexcept { return std::uint64_t{1} << t; }

@@ -242,8 +242,29 @@ TEST(TuneCommand, TrainArguments) {
                                              "--set",
                                              "lr=0.0001"};
   EXPECT_EQ(train_arguments(pg, pg.trial_hparams(5), s, run), expected);
+}
+
+// Space ga runs `train ga` (no mode, no device) with the GA's share of the paper settings.
+TEST(TuneCommand, GaTrainArguments) {
   const TuneSpace ga = tune_space("ga");
-  EXPECT_TRUE(contains(usage_error([&] { train_arguments(ga, ga.trial_hparams(0), s, run); }), "space 'ga'"));
+  EXPECT_EQ(ga.trainer, "ga");
+  EXPECT_EQ(tune_space("pg").trainer, "pqt");
+  const TuneSettings s = TuneSettings::paper_for(ga);
+  TrialTaskRun run;
+  run.task = "remove-char-tune";
+  run.repetitions = 25;
+  run.run_dir = "/tmp/t/trial_7/remove-char-tune";
+  run.device = "cpu";
+  const std::vector<std::string> expected = {"train",         "ga",
+                                             "--task",        "remove-char-tune",
+                                             "--repetitions", "25",
+                                             "--max-npe",     "5000000",
+                                             "--run-dir",     "/tmp/t/trial_7/remove-char-tune",
+                                             "--set",         "timestep_limit=50",
+                                             "--set",         "crossover_rate=0.7",
+                                             "--set",         "mutation_rate=0.03",
+                                             "--set",         "population=10"};
+  EXPECT_EQ(train_arguments(ga, ga.trial_hparams(7), s, run), expected);
 }
 
 TEST(TuneCommand, FormatHparams) {

@@ -567,6 +567,38 @@ TEST(UnsignedOptions, HiroCommands) {
   expect_refused(cases);
 }
 
+// `train ga` (app/ga_train_cmd.cc): its options, and the keys of configs/ga.json read as
+// unsigned integers (app/ga_config.cc's table).
+const std::vector<std::string> kGaCommand = {"train", "ga", "--task", "reverse", "--run-dir", "run"};
+
+TEST(UnsignedOptions, GaCommandOptions) {
+  std::vector<RefusedCase> cases = option_cases({
+      {kGaCommand, "--actors"},
+      {kGaCommand, "--max-npe"},
+      {kGaCommand, "--repetitions"},
+      {kGaCommand, "--max-seconds", Kind::kReal},
+  });
+  cases.push_back({{"train", "ga", "--task", "reverse", "--set", "population=100001", "--run-dir", "run"},
+                   "--set population '100001': expected a whole number from 1 to 100000"});
+  expect_refused(cases);
+}
+
+TEST(UnsignedOptions, GaSetOverrides) {
+  const std::vector<std::string> keys = {"population", "timestep_limit",  "hall_of_fame", "check_every",
+                                         "cache_size", "learner_threads", "max_npe",      "actors",
+                                         "seed",       "repetitions"};
+  std::vector<RefusedCase> cases;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (std::size_t v = 0; v < kBadWholeNumbers.size(); ++v) {
+      if (!every_value() && v != k % kBadWholeNumbers.size()) continue;
+      std::vector<std::string> args = kGaCommand;
+      args.insert(args.end(), {"--set", keys[k] + "=" + kBadWholeNumbers[v]});
+      cases.push_back({args, "--set " + keys[k] + " '" + kBadWholeNumbers[v] + "': expected a whole number from "});
+    }
+  }
+  expect_refused(cases);
+}
+
 #endif  // RINGRL_TEST_TORCH_COMMANDS
 
 }  // namespace

@@ -1,0 +1,123 @@
+// `ringrl train ga` (the GA baseline, spec brain_coder §6.5) and the `ga` actor kind.
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/ga/ga_actor.h"
+#include "app/actor_registry.h"
+#include "app/cli_numbers.h"
+#include "app/commands.h"
+#include "app/ga_config.h"
+#include "common/errors.h"
+#include "common/run_segment.h"
+#include "common/runfiles/config.h"
+#include "learner/ga/ga_algorithm.h"
+
+namespace ringrl::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
+constexpr int kInterruptedStatus = 130;
+
+struct GaCli {
+  std::string task, config, run_dir;
+  std::vector<std::string> sets;
+  std::optional<std::uint32_t> actors, repetitions;
+  std::optional<std::uint64_t> max_npe, seed;
+  std::optional<double> max_seconds;
+  bool resume = false;
+};
+
+std::string default_run_dir(const std::string& task) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("runs/ga-{}-{}", task.empty() ? "task" : task, stamp);
+}
+
+int run_ga_train(const GaCli& c) {
+  std::vector<std::string> sets;
+  if (!c.task.empty()) sets.push_back("task=" + c.task);
+  if (c.actors) sets.push_back(fmt::format("actors={}", *c.actors));
+  if (c.repetitions) sets.push_back(fmt::format("repetitions={}", *c.repetitions));
+  if (c.max_npe) sets.push_back(fmt::format("max_npe={}", *c.max_npe));
+  if (c.seed) sets.push_back(fmt::format("seed={}", *c.seed));
+  if (c.max_seconds) sets.push_back(fmt::format("max_seconds={}", *c.max_seconds));
+  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
+
+  const std::string run_dir = c.run_dir.empty() ? default_run_dir(c.task) : c.run_dir;
+  const fs::path resolved = fs::path(run_dir) / runfiles::kResolvedConfigName;
+  // --resume: the run's own settings, plus any new overrides.
+  const nlohmann::json cfg = resolve_ga_config(c.resume && fs::exists(resolved) ? resolved.string() : c.config, sets);
+  ga::GaOptions o = ga_options_from(cfg);
+  (void)ga_actor_options_from(cfg);
+  o.run_dir = run_dir;
+  o.resume = c.resume;
+  o.validate();  // every setting and the task, before the run directory is written
+  fs::create_directories(run_dir);
+  o.config_path = runfiles::write_resolved(cfg, run_dir).string();
+  spdlog::info(
+      "train ga: task {}, population {}, crossover {}, mutation {}, {} actor(s), evaluator {}, run directory {}",
+      o.task, o.population, o.crossover_rate, o.mutation_rate, o.actors, ga::evaluator_name(o.evaluator), run_dir);
+  const ga::GaTrainSummary s = ga::run_ga_training(o);
+  if (s.driver.already_done) return 0;  // the driver said so in one line
+  for (const nlohmann::json& r : s.driver.results) {
+    const bool solved = r.value("found_solution", false);
+    std::printf("repetition %u: %s  npe=%llu  generations=%llu  %.1f s  best_reward=%.4f\n", r.value("global_rep", 0u),
+                solved ? "SOLVED" : "not solved", static_cast<unsigned long long>(r.value("npe", std::uint64_t{0})),
+                static_cast<unsigned long long>(r.value("generations", std::uint64_t{0})), r.value("seconds", 0.0),
+                r.value("best_reward", 0.0));
+    std::printf("  %s program: %s\n", solved ? "correct" : "best",
+                r.value(solved ? "code_solution" : "best_code", std::string()).c_str());
+  }
+  std::printf(
+      "train ga: %.0f NPE/s over %.1f s (steady %.0f NPE/s from the first record; %.0f programs executed/s, %llu "
+      "executed), %u actor restarts; results in %s\n",
+      s.driver.budget_per_s, s.driver.seconds, s.driver.steady_budget_per_s, s.executed_per_s,
+      static_cast<unsigned long long>(s.executed), s.driver.actor_restarts, run_dir.c_str());
+  std::fflush(stdout);
+  return s.driver.interrupted ? kInterruptedStatus : 0;
+}
+
+int ga_actor_main(const ActorLaunch& launch) {
+  if (launch.config_path.empty()) throw UsageError("the ga actor needs --config FILE (the run's resolved config)");
+  actors::GaActorOptions o = ga_actor_options_from(runfiles::load_config(launch.config_path));
+  o.segment = launch.segment;
+  o.slot = launch.slot;
+  return actors::run_ga_actor(o);
+}
+
+void add_ga_train_commands(CommandTree& tree) {
+  register_actor_kind("ga", ga_actor_main);
+
+  auto c = std::make_shared<GaCli>();
+  CLI::App* cmd = tree.train.add_subcommand("ga", "Baseline: genetic algorithm over BF programs (spec §6.5, ga-20M)");
+  cmd->add_option("--task", c->task, "BF task (see `ringrl bf tasks`)");
+  add_unsigned(*cmd, "--actors", c->actors, "Evaluator actor processes", 1, kMaxActors);
+  add_unsigned(*cmd, "--max-npe", c->max_npe,
+               "Programs-executed budget per repetition (0 = unlimited; default 20000000)");
+  add_real(*cmd, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
+  add_unsigned(*cmd, "--repetitions", c->repetitions, "Independent repetitions (default 25)", 1, kMaxRepetitions);
+  add_unsigned(*cmd, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
+  cmd->add_option("--config", c->config, "Config file (default: configs/ga.json)");
+  cmd->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
+  cmd->add_option("--run-dir", c->run_dir, "Run directory (default: runs/ga-<task>-<time>)");
+  cmd->add_flag("--resume", c->resume, "Continue the run in --run-dir from its checkpoint and results");
+  cmd->callback([c] {
+    const int rc = run_ga_train(*c);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+const CommandFamily kRegistration(kOrderTrain, add_ga_train_commands);
+
+}  // namespace
+}  // namespace ringrl::app
