@@ -4,7 +4,7 @@
 
 Reads RUN_DIR/evals.csv (one row per evaluation: repetition, env_steps, success, successes,
 episodes, mean_final_distance) of every run directory and draws one curve per run and
-repetition, labelled with the run's seed. A resumed run may hold the same evaluation twice;
+repetition, labelled with the run's seed (and TD3 kernel). A resumed run may hold the same evaluation twice;
 the last row of each (repetition, env_steps) wins. Prints, per curve, the first env steps at
 which success reached the threshold.
 """
@@ -32,12 +32,17 @@ def read_evals(run_dir):
     return curves
 
 
-def seed_of(run_dir):
+def label_of(run_dir):
+    """"seed S" (and the TD3 kernel when the config names one), else the directory."""
     try:
         with open(os.path.join(run_dir, "config.json")) as f:
-            return json.load(f).get("seed")
+            cfg = json.load(f)
     except (OSError, ValueError):
-        return None
+        return run_dir
+    label = f"seed {cfg.get('seed', '?')}"
+    if cfg.get("td3_kernel"):
+        label += f", {cfg['td3_kernel']} kernel"
+    return label
 
 
 def first_reaching(points, threshold):
@@ -55,9 +60,9 @@ def main():
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     drawn = 0
     for run in a.runs:
-        seed = seed_of(run)
+        base = label_of(run)
         for rep, points in read_evals(run).items():
-            label = f"seed {seed}" + (f", rep {rep}" if rep else "") if seed is not None else run
+            label = base + (f", rep {rep}" if rep else "")
             steps = [p[0] for p in points]
             top.plot(steps, [p[1] for p in points], "o-", label=label)
             bottom.plot(steps, [p[2] for p in points], "s--", label=label)

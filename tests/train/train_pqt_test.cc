@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/shm_segment.h"
 #include "tests/train/run_util.h"
 
 namespace {
@@ -215,6 +216,9 @@ TEST_F(TrainPqt, ResumeAfterSigkillOfTheWholeTreeContinuesFromTheCheckpoint) {
   drain_out.join();
   drain_err.join();
   EXPECT_TRUE(results(dir).empty());
+  // Nobody got to unlink the learner's segment. The resume below runs under a new id, and a
+  // new run sweeps only leftovers older than a minute, so reclaim it here as that sweep would.
+  EXPECT_TRUE(ringrl::ShmSegment::reclaim_if_stale(ringrl::segment_name("train-" + std::to_string(pid))));
 
   const RunResult r = run({"train", "pqt", "--run-dir", dir.string(), "--resume"});
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
