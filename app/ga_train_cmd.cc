@@ -14,6 +14,7 @@
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/ga_config.h"
+#include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
@@ -24,39 +25,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
-constexpr int kInterruptedStatus = 130;
-
-struct GaCli {
-  std::string task, config, run_dir;
-  std::vector<std::string> sets;
-  std::optional<std::uint32_t> actors, repetitions;
-  std::optional<std::uint64_t> max_npe, seed;
-  std::optional<double> max_seconds;
-  bool resume = false;
+struct GaCli : TrainRunCli {
+  std::string task;
 };
 
-std::string default_run_dir(const std::string& task) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/ga-{}-{}", task.empty() ? "task" : task, stamp);
-}
-
 int run_ga_train(const GaCli& c) {
-  std::vector<std::string> sets;
-  if (!c.task.empty()) sets.push_back("task=" + c.task);
-  if (c.actors) sets.push_back(fmt::format("actors={}", *c.actors));
-  if (c.repetitions) sets.push_back(fmt::format("repetitions={}", *c.repetitions));
-  if (c.max_npe) sets.push_back(fmt::format("max_npe={}", *c.max_npe));
-  if (c.seed) sets.push_back(fmt::format("seed={}", *c.seed));
-  if (c.max_seconds) sets.push_back(fmt::format("max_seconds={}", *c.max_seconds));
-  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
-
-  const std::string run_dir = c.run_dir.empty() ? default_run_dir(c.task) : c.run_dir;
-  const fs::path resolved = fs::path(run_dir) / runfiles::kResolvedConfigName;
-  // --resume: the run's own settings, plus any new overrides.
-  const nlohmann::json cfg = resolve_ga_config(c.resume && fs::exists(resolved) ? resolved.string() : c.config, sets);
+  std::vector<std::string> own;
+  if (!c.task.empty()) own.push_back("task=" + c.task);
+  const std::vector<std::string> sets = train_overrides(c, "max_npe", own);
+  const std::string run_dir =
+      c.run_dir.empty() ? timestamped_run_dir("ga-" + (c.task.empty() ? std::string("task") : c.task)) : c.run_dir;
+  const nlohmann::json cfg = resolve_ga_config(resume_config(c, run_dir).value_or(c.config), sets);
   ga::GaOptions o = ga_options_from(cfg);
   (void)ga_actor_options_from(cfg);
   o.run_dir = run_dir;
@@ -101,16 +80,9 @@ void add_ga_train_commands(CommandTree& tree) {
   auto c = std::make_shared<GaCli>();
   CLI::App* cmd = tree.train.add_subcommand("ga", "Baseline: genetic algorithm over BF programs (spec §6.5, ga-20M)");
   cmd->add_option("--task", c->task, "BF task (see `ringrl bf tasks`)");
-  add_unsigned(*cmd, "--actors", c->actors, "Evaluator actor processes", 1, kMaxActors);
-  add_unsigned(*cmd, "--max-npe", c->max_npe,
-               "Programs-executed budget per repetition (0 = unlimited; default 20000000)");
-  add_real(*cmd, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
-  add_unsigned(*cmd, "--repetitions", c->repetitions, "Independent repetitions (default 25)", 1, kMaxRepetitions);
-  add_unsigned(*cmd, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
-  cmd->add_option("--config", c->config, "Config file (default: configs/ga.json)");
-  cmd->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
-  cmd->add_option("--run-dir", c->run_dir, "Run directory (default: runs/ga-<task>-<time>)");
-  cmd->add_flag("--resume", c->resume, "Continue the run in --run-dir from its checkpoint and results");
+  add_train_run_options(*cmd, *c,
+                        {"--max-npe", "Programs-executed budget per repetition (0 = unlimited; default 20000000)",
+                         "Evaluator actor processes", kMaxActors, "configs/ga.json", "runs/ga-<task>-<time>"});
   cmd->callback([c] {
     const int rc = run_ga_train(*c);
     if (rc != 0) std::exit(rc);

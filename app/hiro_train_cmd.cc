@@ -14,6 +14,7 @@
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/hiro_config.h"
+#include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/runfiles/config.h"
 
@@ -22,47 +23,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kInterruptedStatus = 130;
-constexpr int kBenchSteps = 2000;                  // env steps and inferences timed by `bench hiro-actor`
-constexpr std::uint64_t kBenchSeed = 1;            // weights drawn for the benchmark
-constexpr std::uint32_t kMaxTrainActors = 255;     // --actors upper bound (one more slot is the evaluator's)
-constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
+constexpr int kBenchSteps = 2000;               // env steps and inferences timed by `bench hiro-actor`
+constexpr std::uint64_t kBenchSeed = 1;         // weights drawn for the benchmark
+constexpr std::uint32_t kMaxTrainActors = 255;  // --actors upper bound (one more slot is the evaluator's)
 
-struct TrainCli {
-  std::string env, goal, targets, correction, config, run_dir, device;
-  std::vector<std::string> sets;
-  std::optional<std::uint32_t> actors, repetitions;
-  std::optional<std::uint64_t> max_env_steps, seed;
-  std::optional<double> max_seconds;
-  bool resume = false;
+struct TrainCli : TrainRunCli {
+  std::string env, goal, targets, correction, device;
 };
 
-std::string default_run_dir(const std::string& env) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/hiro-{}-{}", env.empty() ? "env" : env, stamp);
-}
-
 int run_train(const TrainCli& c) {
-  std::vector<std::string> sets;
-  if (!c.env.empty()) sets.push_back("env=" + c.env);
-  if (!c.goal.empty()) sets.push_back("goal_space=" + c.goal);
-  if (!c.targets.empty()) sets.push_back("targets=" + c.targets);
-  if (!c.correction.empty()) sets.push_back("relabel=" + c.correction);
-  if (c.actors) sets.push_back(fmt::format("actors={}", *c.actors));
-  if (c.repetitions) sets.push_back(fmt::format("repetitions={}", *c.repetitions));
-  if (c.max_env_steps) sets.push_back(fmt::format("max_env_steps={}", *c.max_env_steps));
-  if (c.seed) sets.push_back(fmt::format("seed={}", *c.seed));
-  if (c.max_seconds) sets.push_back(fmt::format("max_seconds={}", *c.max_seconds));
-  if (!c.device.empty()) sets.push_back("device=" + c.device);
-  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
-
-  const std::string run_dir = c.run_dir.empty() ? default_run_dir(c.env) : c.run_dir;
-  const fs::path resolved = fs::path(run_dir) / runfiles::kResolvedConfigName;
-  // --resume: the run's own settings, plus new overrides.
-  const nlohmann::json cfg = c.resume && fs::exists(resolved) ? resolve_hiro_config(resolved.string(), sets)
-                                                              : resolve_hiro_config(c.config, sets);
+  std::vector<std::string> own;
+  if (!c.env.empty()) own.push_back("env=" + c.env);
+  if (!c.goal.empty()) own.push_back("goal_space=" + c.goal);
+  if (!c.targets.empty()) own.push_back("targets=" + c.targets);
+  if (!c.correction.empty()) own.push_back("relabel=" + c.correction);
+  if (!c.device.empty()) own.push_back("device=" + c.device);
+  const std::vector<std::string> sets = train_overrides(c, "max_env_steps", own);
+  const std::string run_dir =
+      c.run_dir.empty() ? timestamped_run_dir("hiro-" + (c.env.empty() ? std::string("env") : c.env)) : c.run_dir;
+  const nlohmann::json cfg = resolve_hiro_config(resume_config(c, run_dir).value_or(c.config), sets);
   td3::HiroTrainOptions t = hiro_train_options_from(cfg);
   (void)hiro_actor_options_from(cfg);  // the actors' side must be valid too, before any file is written
   t.run_dir = run_dir;
@@ -151,15 +130,10 @@ void add_hiro_commands(CommandTree& tree) {
   hiro->add_option("--goal", c->goal, "Goal space: orig (15-dim) or xy (default: orig on the ant envs, else xy)");
   hiro->add_option("--targets", c->targets, "Training targets: single (fixed) or multi (random); default per env");
   hiro->add_option("--correction", c->correction, "Off-policy correction: sample, fun or none");
-  add_unsigned(*hiro, "--actors", c->actors, "Collector processes (plus one evaluator)", 1, kMaxTrainActors);
-  add_unsigned(*hiro, "--max-env-steps", c->max_env_steps, "Env-step budget per repetition (0 = unlimited)");
-  add_real(*hiro, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
-  add_unsigned(*hiro, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
-  add_unsigned(*hiro, "--repetitions", c->repetitions, "Independent repetitions", 1, kMaxRepetitions);
-  hiro->add_option("--config", c->config, "Config file (default: configs/hiro.json)");
-  hiro->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
-  hiro->add_option("--run-dir", c->run_dir, "Run directory (default: runs/hiro-<env>-<time>)");
-  hiro->add_flag("--resume", c->resume, "Continue the run in --run-dir from its checkpoint and results");
+  add_train_run_options(
+      *hiro, *c,
+      {"--max-env-steps", "Env-step budget per repetition (0 = unlimited)", "Collector processes (plus one evaluator)",
+       kMaxTrainActors, "configs/hiro.json", "runs/hiro-<env>-<time>"});
   hiro->add_option("--device", c->device, "auto, cpu or cuda:N");
   hiro->callback([c] {
     const int rc = run_train(*c);

@@ -15,6 +15,7 @@
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "app/pqt_config.h"
+#include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
@@ -25,43 +26,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
-
-struct TrainCli {
-  std::string task, mode = "pqt", config, run_dir, device;
-  std::vector<std::string> sets;
-  std::optional<std::uint32_t> actors, repetitions;
-  std::optional<std::uint64_t> max_npe, seed;
-  std::optional<double> max_seconds;
-  bool resume = false;
+struct TrainCli : TrainRunCli {
+  std::string task, mode = "pqt", device;
 };
 
-std::string default_run_dir(const std::string& task, const std::string& mode) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/pqt-{}-{}-{}", task.empty() ? "task" : task, mode, stamp);
-}
-
 int run_train(const TrainCli& c) {
-  std::vector<std::string> sets;
-  if (!c.task.empty()) sets.push_back("task=" + c.task);
-  if (c.actors) sets.push_back(fmt::format("actors={}", *c.actors));
-  if (c.repetitions) sets.push_back(fmt::format("repetitions={}", *c.repetitions));
-  if (c.max_npe) sets.push_back(fmt::format("max_npe={}", *c.max_npe));
-  if (c.seed) sets.push_back(fmt::format("seed={}", *c.seed));
-  if (c.max_seconds) sets.push_back(fmt::format("max_seconds={}", *c.max_seconds));
-  if (!c.device.empty()) sets.push_back("device=" + c.device);
-  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
-
-  const std::string run_dir = c.run_dir.empty() ? default_run_dir(c.task, c.mode) : c.run_dir;
-  nlohmann::json cfg;
-  const fs::path resolved = fs::path(run_dir) / "config.json";
-  if (c.resume && fs::exists(resolved)) {
-    cfg = resolve_pqt_config(resolved.string(), "", sets);  // the run's own settings, plus new overrides
-  } else {
-    cfg = resolve_pqt_config(c.config, c.mode, sets);
-  }
+  std::vector<std::string> own;
+  if (!c.task.empty()) own.push_back("task=" + c.task);
+  if (!c.device.empty()) own.push_back("device=" + c.device);
+  const std::vector<std::string> sets = train_overrides(c, "max_npe", own);
+  const std::string run_dir =
+      c.run_dir.empty() ? timestamped_run_dir(fmt::format("pqt-{}-{}", c.task.empty() ? "task" : c.task, c.mode))
+                        : c.run_dir;
+  // --resume: the run's own settings (no preset applied again), plus new overrides.
+  const std::optional<std::string> resumed = resume_config(c, run_dir);
+  const nlohmann::json cfg =
+      resumed ? resolve_pqt_config(*resumed, "", sets) : resolve_pqt_config(c.config, c.mode, sets);
   learner::PqtTrainOptions t = train_options_from(cfg);
   const actors::PqtActorOptions actor_side = actor_options_from(cfg);  // must be valid too
   (void)bf::make_task(actor_side.task, actor_side.score);              // unknown task: error before any file is written
@@ -86,7 +66,7 @@ int run_train(const TrainCli& c) {
       s.npe_per_s, s.seconds, s.learner_steps_per_s, static_cast<unsigned long long>(s.lag_p50),
       static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
-  return s.interrupted ? 130 : 0;
+  return s.interrupted ? kInterruptedStatus : 0;
 }
 
 int pqt_actor_main(const ActorLaunch& launch) {
@@ -107,16 +87,9 @@ void add_pqt_train_commands(CommandTree& tree) {
   pqt->add_option("--task", c->task, "BF task (see `ringrl bf tasks`)");
   pqt->add_option("--mode", c->mode, "Training mode; also a preset of the config (pqt, pg, pg+pqt, pqt-0ent, simplify)")
       ->capture_default_str();
-  add_unsigned(*pqt, "--actors", c->actors, "Actor processes", 1, kMaxActors);
-  add_unsigned(*pqt, "--max-npe", c->max_npe, "Programs-executed budget per repetition (0 = unlimited)");
-  add_real(*pqt, "--max-seconds", c->max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
-  add_unsigned(*pqt, "--repetitions", c->repetitions, "Independent repetitions, each with a fresh model", 1,
-               kMaxRepetitions);
-  add_unsigned(*pqt, "--seed", c->seed, "Base seed (repetition r uses seed + r)");
-  pqt->add_option("--config", c->config, "Config file (default: configs/pqt.json)");
-  pqt->add_option("--set", c->sets, "Override a config key: --set key=value (repeatable)");
-  pqt->add_option("--run-dir", c->run_dir, "Run directory (default: runs/pqt-<task>-<mode>-<time>)");
-  pqt->add_flag("--resume", c->resume, "Continue the run in --run-dir from its checkpoint and results");
+  add_train_run_options(*pqt, *c,
+                        {"--max-npe", "Programs-executed budget per repetition (0 = unlimited)", "Actor processes",
+                         kMaxActors, "configs/pqt.json", "runs/pqt-<task>-<mode>-<time>"});
   pqt->add_option("--device", c->device, "auto, cpu or cuda:N");
   pqt->callback([c] {
     const int rc = run_train(*c);

@@ -1,0 +1,51 @@
+#include "app/train_cli.h"
+
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "app/cli_numbers.h"
+#include "common/runfiles/config.h"
+
+namespace ringrl::app {
+
+void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text) {
+  add_unsigned(cmd, "--actors", c.actors, text.actors_help, 1, text.max_actors);
+  add_unsigned(cmd, text.budget_flag, c.budget, text.budget_help);
+  add_real(cmd, "--max-seconds", c.max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
+  add_unsigned(cmd, "--repetitions", c.repetitions, "Independent repetitions, each from scratch", 1,
+               kMaxRepetitions);
+  add_unsigned(cmd, "--seed", c.seed, "Base seed (repetition r uses seed + r)");
+  cmd.add_option("--config", c.config, fmt::format("Config file (default: {})", text.config_default));
+  cmd.add_option("--set", c.sets, "Override a config key: --set key=value (repeatable)");
+  cmd.add_option("--run-dir", c.run_dir, fmt::format("Run directory (default: {})", text.run_dir_default));
+  cmd.add_flag("--resume", c.resume, "Continue the run in --run-dir from its checkpoint and results");
+}
+
+std::vector<std::string> train_overrides(const TrainRunCli& c, const std::string& budget_key,
+                                         std::vector<std::string> first) {
+  std::vector<std::string> sets = std::move(first);
+  if (c.actors) sets.push_back(fmt::format("actors={}", *c.actors));
+  if (c.repetitions) sets.push_back(fmt::format("repetitions={}", *c.repetitions));
+  if (c.budget) sets.push_back(fmt::format("{}={}", budget_key, *c.budget));
+  if (c.seed) sets.push_back(fmt::format("seed={}", *c.seed));
+  if (c.max_seconds) sets.push_back(fmt::format("max_seconds={}", *c.max_seconds));
+  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
+  return sets;
+}
+
+std::optional<std::string> resume_config(const TrainRunCli& c, const std::string& run_dir) {
+  const std::filesystem::path resolved = std::filesystem::path(run_dir) / runfiles::kResolvedConfigName;
+  if (c.resume && std::filesystem::exists(resolved)) return resolved.string();
+  return std::nullopt;
+}
+
+std::string timestamped_run_dir(const std::string& stem) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("runs/{}-{}", stem, stamp);
+}
+
+}  // namespace ringrl::app
