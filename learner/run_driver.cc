@@ -136,6 +136,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   install_shutdown_handlers();
   install_crash_handlers();
   set_torch_threads();
+  flush_subnormals();
 
   // The segment: one ring per actor, the weight channel sized for the blob.
   RunLayoutOptions lo;

@@ -1,5 +1,6 @@
 #include "learner/threads.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 namespace ringrl::learner {
@@ -17,5 +18,7 @@ void set_torch_threads(int n) {
   }();
   (void)interop_set;
 }
+
+void flush_subnormals() { at::globalContext().setFlushDenormal(true); }
 
 }  // namespace ringrl::learner

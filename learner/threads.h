@@ -1,5 +1,6 @@
-// Torch's intra-op thread count for this process. Every ringrl process uses one thread: the
-// models are small, and the other cores belong to the actor processes.
+// Torch's intra-op thread count for this process, and its floating-point mode. Every ringrl
+// process uses one thread: the models are small, and the other cores belong to the actor
+// processes.
 #pragma once
 
 namespace ringrl::learner {
@@ -8,5 +9,12 @@ inline constexpr int kTorchThreadsPerProcess = 1;
 
 /// Sets torch's intra-op and inter-op thread counts to `n` (>= 1).
 void set_torch_threads(int n = kTorchThreadsPerProcess);
+
+/// Flushes subnormal floats to zero (inputs and results) in the calling thread, as TensorFlow,
+/// which the original systems ran on, does in its CPU threads. Without it, optimizer moments
+/// of weights whose gradient stays 0 decay through the subnormal range, where each x86 float
+/// operation takes a microcode assist: long runs slowed down by more than 2x. The learner
+/// process calls it once (run_driver.cc).
+void flush_subnormals();
 
 }  // namespace ringrl::learner

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "common/errors.h"
@@ -12,6 +13,7 @@ namespace {
 
 // Rows of act() per chunk: a [chunk, 300] activation is 300 KB, so both stay in L2.
 constexpr std::int64_t kActChunkRows = 256;
+constexpr float kSmallestNormal = std::numeric_limits<float>::min();
 
 float* f32(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
@@ -84,8 +86,15 @@ void AdamState::step(const std::vector<torch::Tensor>& grads) {
     const float* g = f32(grads[k]);
     const std::int64_t n = params_[k].numel();
     for (std::int64_t i = 0; i < n; ++i) {
-      m[i] = m[i] * b1 + one_b1 * g[i];
-      v[i] = v[i] * b2 + one_b2 * g[i] * g[i];
+      // The moments of a weight whose gradient stays 0 (a dead ReLU unit) decay geometrically
+      // through the subnormal range, where every x86 float operation takes a microcode assist:
+      // measured in a long run, this loop then took 63 % of the learner's time. Such a moment
+      // moves its weight by < lr * FLT_MIN / eps ~ 1e-34, far below float resolution, so it is
+      // flushed to 0 here.
+      const float mi = m[i] * b1 + one_b1 * g[i];
+      const float vi = v[i] * b2 + one_b2 * g[i] * g[i];
+      m[i] = std::fabs(mi) < kSmallestNormal ? 0.0f : mi;
+      v[i] = vi < kSmallestNormal ? 0.0f : vi;
       p[i] -= step_size * m[i] / (std::sqrt(v[i]) / sqrt_bc2 + eps);
     }
   }

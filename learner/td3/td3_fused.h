@@ -17,7 +17,7 @@
 // * CPU only; float32, contiguous batches. One thread uses an instance.
 // * AdamState keeps the per-parameter moments and a shared step count; save()/load() use the
 //   per-parameter layout of Td3Agent's autograd path (flag, step, m, v), so checkpoints move
-//   between the two paths.
+//   between the two paths. Its moments are flushed to 0 below FLT_MIN (the .cc says why).
 #pragma once
 
 #include <cstdint>
