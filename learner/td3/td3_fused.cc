@@ -17,26 +17,51 @@ constexpr float kSmallestNormal = std::numeric_limits<float>::min();
 
 float* f32(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
-// out <- in . l.w^T + l.b (one GEMM, the bias copied in first).
-void linear(torch::Tensor& out, const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b) {
-  at::addmm_out(out, b, in, w.t());
+}  // namespace
+
+namespace fused_detail {
+
+// Row loops over [rows, cols] blocks with row stride ld, compiled for AVX-512, AVX2 and the
+// baseline ISA (GCC target_clones; the loader picks the best the CPU has): the portable build
+// targets SSE2 only, and at batch 100 these passes are a visible share of an update.
+
+// p <- p + b (per column), then max(., 0) when `relu`.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void bias_act_rows(float* p, std::int64_t rows, std::int64_t cols,
+                                                                        std::int64_t ld, const float* b, bool relu) {
+  for (std::int64_t i = 0; i < rows; ++i, p += ld) {
+    if (relu) {
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float z = p[j] + b[j];
+        p[j] = z > 0.0f ? z : 0.0f;
+      }
+    } else {
+      for (std::int64_t j = 0; j < cols; ++j) p[j] += b[j];
+    }
+  }
 }
 
-// max(t, 0) in place; `t` may be a column slice (row stride >= cols).
-void relu_in_place(torch::Tensor& t) {
-  const std::int64_t rows = t.size(0), cols = t.size(1), ld = t.stride(0);
-  float* p = f32(t);
-  for (std::int64_t i = 0; i < rows; ++i, p += ld)
-    for (std::int64_t j = 0; j < cols; ++j) p[j] = p[j] > 0.0f ? p[j] : 0.0f;
+// d <- d where h > 0, else 0.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void relu_backward_rows(float* d, std::int64_t ldd, const float* h,
+                                                                             std::int64_t ldh, std::int64_t rows,
+                                                                             std::int64_t cols) {
+  for (std::int64_t i = 0; i < rows; ++i, d += ldd, h += ldh)
+    for (std::int64_t j = 0; j < cols; ++j) d[j] = h[j] > 0.0f ? d[j] : 0.0f;
+}
+
+}  // namespace fused_detail
+
+namespace {
+
+// out <- in . w^T + b, then ReLU when `relu`: one GEMM into `out` (which may be a column
+// slice), then one pass that adds the bias and clips.
+void linear(torch::Tensor& out, const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b, bool relu) {
+  at::mm_out(out, in, w.t());
+  fused_detail::bias_act_rows(f32(out), out.size(0), out.size(1), out.stride(0), f32(b), relu);
 }
 
 // d <- d where h > 0, else 0 (the ReLU's backward, with h its output).
 void relu_backward_in_place(torch::Tensor& d, const torch::Tensor& h) {
-  const std::int64_t rows = d.size(0), cols = d.size(1), ldd = d.stride(0), ldh = h.stride(0);
-  float* pd = f32(d);
-  const float* ph = f32(h);
-  for (std::int64_t i = 0; i < rows; ++i, pd += ldd, ph += ldh)
-    for (std::int64_t j = 0; j < cols; ++j) pd[j] = ph[j] > 0.0f ? pd[j] : 0.0f;
+  fused_detail::relu_backward_rows(f32(d), d.stride(0), f32(h), h.stride(0), d.size(0), d.size(1));
 }
 
 // out[j] <- sum_i d[i, j] (a bias gradient).
@@ -61,6 +86,39 @@ torch::Tensor zeros(std::int64_t rows, std::int64_t cols) { return torch::zeros(
 
 }  // namespace
 
+namespace fused_detail {
+
+struct AdamConstants {
+  float b1, b2, one_b1, one_b2, sqrt_bc2, eps, step_size;
+};
+
+// The elementwise loops that run over every weight once per update, compiled for AVX-512,
+// AVX2 and the baseline ISA; the loader picks the best the CPU has. (They are a large share
+// of an update at batch 100, and the portable build targets SSE2 only.)
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void adam_loop(float* p, float* m, float* v, const float* g,
+                                                                    std::int64_t n, AdamConstants c) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    // The moments of a weight whose gradient stays 0 (a dead ReLU unit) decay geometrically
+    // through the subnormal range, where every x86 float operation takes a microcode assist:
+    // measured in a long run, this loop then took 63 % of the learner's time. Such a moment
+    // moves its weight by < lr * FLT_MIN / eps ~ 1e-34, far below float resolution, so it is
+    // flushed to 0 here.
+    const float mi = m[i] * c.b1 + c.one_b1 * g[i];
+    const float vi = v[i] * c.b2 + c.one_b2 * g[i] * g[i];
+    m[i] = std::fabs(mi) < kSmallestNormal ? 0.0f : mi;
+    v[i] = vi < kSmallestNormal ? 0.0f : vi;
+    p[i] -= c.step_size * m[i] / (std::sqrt(v[i]) / c.sqrt_bc2 + c.eps);
+  }
+}
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void soft_update_loop(float* target, const float* online,
+                                                                           std::int64_t n, float keep, float tau) {
+  for (std::int64_t i = 0; i < n; ++i) target[i] = target[i] * keep + online[i] * tau;
+}
+
+}  // namespace fused_detail
+
 // ------------------------------------------------------------------------------- AdamState
 
 AdamState::AdamState(std::vector<torch::Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
@@ -74,30 +132,12 @@ void AdamState::step(const std::vector<torch::Tensor>& grads) {
   ++step_;
   const double bc1 = 1.0 - std::pow(kAdamBeta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(kAdamBeta2, static_cast<double>(step_));
-  const float b1 = static_cast<float>(kAdamBeta1), b2 = static_cast<float>(kAdamBeta2);
-  const float one_b1 = static_cast<float>(1.0 - kAdamBeta1), one_b2 = static_cast<float>(1.0 - kAdamBeta2);
-  const float sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
-  const float eps = static_cast<float>(kAdamEpsilon);
-  const float step_size = static_cast<float>(lr_ / bc1);
-  for (std::size_t k = 0; k < params_.size(); ++k) {
-    float* p = f32(params_[k]);
-    float* m = f32(m_[k]);
-    float* v = f32(v_[k]);
-    const float* g = f32(grads[k]);
-    const std::int64_t n = params_[k].numel();
-    for (std::int64_t i = 0; i < n; ++i) {
-      // The moments of a weight whose gradient stays 0 (a dead ReLU unit) decay geometrically
-      // through the subnormal range, where every x86 float operation takes a microcode assist:
-      // measured in a long run, this loop then took 63 % of the learner's time. Such a moment
-      // moves its weight by < lr * FLT_MIN / eps ~ 1e-34, far below float resolution, so it is
-      // flushed to 0 here.
-      const float mi = m[i] * b1 + one_b1 * g[i];
-      const float vi = v[i] * b2 + one_b2 * g[i] * g[i];
-      m[i] = std::fabs(mi) < kSmallestNormal ? 0.0f : mi;
-      v[i] = vi < kSmallestNormal ? 0.0f : vi;
-      p[i] -= step_size * m[i] / (std::sqrt(v[i]) / sqrt_bc2 + eps);
-    }
-  }
+  const fused_detail::AdamConstants c{static_cast<float>(kAdamBeta1),       static_cast<float>(kAdamBeta2),
+                                      static_cast<float>(1.0 - kAdamBeta1), static_cast<float>(1.0 - kAdamBeta2),
+                                      static_cast<float>(std::sqrt(bc2)),   static_cast<float>(kAdamEpsilon),
+                                      static_cast<float>(lr_ / bc1)};
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    fused_detail::adam_loop(f32(params_[k]), f32(m_[k]), f32(v_[k]), f32(grads[k]), params_[k].numel(), c);
 }
 
 void AdamState::save(ByteWriter& out) const {
@@ -209,11 +249,9 @@ void FusedTd3::critic_input(const torch::Tensor& x, const torch::Tensor& a, torc
 }
 
 void FusedTd3::actor_forward(const Net& n, ActorWork& ws) const {
-  linear(ws.h1, ws.xin, n.l1.w, n.l1.b);
-  relu_in_place(ws.h1);
-  linear(ws.h2, ws.h1, n.l2.w, n.l2.b);
-  relu_in_place(ws.h2);
-  linear(ws.t, ws.h2, n.l3.w, n.l3.b);
+  linear(ws.h1, ws.xin, n.l1.w, n.l1.b, /*relu=*/true);
+  linear(ws.h2, ws.h1, n.l2.w, n.l2.b, /*relu=*/true);
+  linear(ws.t, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
   float* t = f32(ws.t);
   float* mu = f32(ws.mu);
   const std::int64_t rows = ws.t.size(0);
@@ -227,12 +265,10 @@ void FusedTd3::actor_forward(const Net& n, ActorWork& ws) const {
 
 void FusedTd3::critic_forward(const Net& n, const torch::Tensor& in1, CriticWork& ws) const {
   auto h1 = ws.in2.narrow(1, 0, h1_);
-  linear(h1, in1, n.l1.w, n.l1.b);
-  relu_in_place(h1);
+  linear(h1, in1, n.l1.w, n.l1.b, /*relu=*/true);
   copy_masked(f32(ws.in2) + h1_, ws.in2.stride(0), in1.narrow(1, in_, act_), 0);  // the action enters again
-  linear(ws.h2, ws.in2, n.l2.w, n.l2.b);
-  relu_in_place(ws.h2);
-  linear(ws.q, ws.h2, n.l3.w, n.l3.b);
+  linear(ws.h2, ws.in2, n.l2.w, n.l2.b, /*relu=*/true);
+  linear(ws.q, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
 }
 
 void FusedTd3::critic_backward(const Net& n, const torch::Tensor& in1, CriticWork& ws, Net* g,
@@ -370,12 +406,8 @@ void FusedTd3::soft_update() {
   for (const auto& [target, online] : pairs) {
     const auto dst = target->tensors();
     const auto src = online->tensors();
-    for (std::size_t k = 0; k < dst.size(); ++k) {
-      float* d = f32(dst[k]);
-      const float* s = f32(src[k]);
-      const std::int64_t n = dst[k].numel();
-      for (std::int64_t i = 0; i < n; ++i) d[i] = d[i] * keep + s[i] * tau;
-    }
+    for (std::size_t k = 0; k < dst.size(); ++k)
+      fused_detail::soft_update_loop(f32(dst[k]), f32(src[k]), dst[k].numel(), keep, tau);
   }
 }
 
