@@ -1,10 +1,12 @@
 """Learning curves of HIRO runs: eval success and mean final distance against env steps.
 
     python3 scripts/plot_hiro.py OUT.png RUN_DIR [RUN_DIR ...] [--title TEXT] [--threshold 0.9]
+        [--dir-labels]
 
 Reads RUN_DIR/evals.csv (one row per evaluation: repetition, env_steps, success, successes,
 episodes, mean_final_distance) of every run directory and draws one curve per run and
-repetition, labelled with the run's seed (and TD3 kernel). A resumed run may hold the same evaluation twice;
+repetition, labelled with the run's seed (and TD3 kernel), or with the directory's name
+(--dir-labels). A resumed run may hold the same evaluation twice;
 the last row of each (repetition, env_steps) wins. Prints, per curve, the first env steps at
 which success reached the threshold.
 """
@@ -55,12 +57,13 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--title", default="HIRO, kinematic-maze (hiro_xy)")
     ap.add_argument("--threshold", type=float, default=0.9)
+    ap.add_argument("--dir-labels", action="store_true", help="label each curve with its directory's name")
     a = ap.parse_args()
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     drawn = 0
     for run in a.runs:
-        base = label_of(run)
+        base = os.path.basename(os.path.normpath(run)) if a.dir_labels else label_of(run)
         for rep, points in read_evals(run).items():
             label = base + (f", rep {rep}" if rep else "")
             steps = [p[0] for p in points]
