@@ -37,10 +37,7 @@ const runfiles::UnsignedKeys& unsigned_keys() {
 
 template <class T>
 T get_count(const nlohmann::json& cfg, std::string_view key) {
-  for (const runfiles::UnsignedKey& k : unsigned_keys()) {
-    if (k.key == key) return runfiles::get_unsigned<T>(cfg, k);
-  }
-  throw std::logic_error("ga config: '" + std::string(key) + "' is not in the table of unsigned settings");
+  return runfiles::get_listed_unsigned<T>(cfg, unsigned_keys(), key, "ga config");
 }
 
 }  // namespace

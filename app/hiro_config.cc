@@ -86,6 +86,7 @@ td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   l.relabel = get<std::string>(cfg, "relabel");
   l.device = get<std::string>(cfg, "device");
   l.td3_kernel = get<std::string>(cfg, "td3_kernel");
+  l.device_replay = get<std::string>(cfg, "device_replay");
   l.seed = get<std::uint64_t>(cfg, "seed");
   t.env = c.env;
   t.targets = c.targets;

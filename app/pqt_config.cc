@@ -38,10 +38,7 @@ const runfiles::UnsignedKeys& unsigned_keys() {
 // The unsigned setting `key` (one of unsigned_keys()) as T.
 template <class T>
 T get_count(const nlohmann::json& cfg, std::string_view key) {
-  for (const runfiles::UnsignedKey& k : unsigned_keys()) {
-    if (k.key == key) return runfiles::get_unsigned<T>(cfg, k);
-  }
-  throw std::logic_error("pqt config: '" + std::string(key) + "' is not in the table of unsigned settings");
+  return runfiles::get_listed_unsigned<T>(cfg, unsigned_keys(), key, "pqt config");
 }
 
 PolicyShape shape_from(const nlohmann::json& cfg) {

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -109,6 +110,15 @@ T get_unsigned(const Config& cfg, UnsignedKey key) {
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "get_unsigned: integral T only");
   key.max = std::min<std::uint64_t>(key.max, static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
   return static_cast<T>(get_unsigned(cfg, key));
+}
+
+/// get_unsigned<T>() of the entry of `keys` named `key`. A key missing from the table is a
+/// programming error: std::logic_error naming `table` (e.g. "pqt config").
+template <class T>
+T get_listed_unsigned(const Config& cfg, const UnsignedKeys& keys, std::string_view key, std::string_view table) {
+  for (const UnsignedKey& k : keys)
+    if (k.key == key) return get_unsigned<T>(cfg, k);
+  throw std::logic_error(std::string(table) + ": '" + std::string(key) + "' is not in the table of unsigned settings");
 }
 
 /// Checks, as get_unsigned() does, every key of `unsigned_keys` that `cfg` has.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -37,6 +38,13 @@ torch::Device resolve_device(const std::string& name) {
     throw UsageError("device " + name + " is not available here (CUDA devices: " +
                      std::to_string(torch::cuda::is_available() ? torch::cuda::device_count() : 0) + ")");
   return d;
+}
+
+// device_replay: "on", "off", or "auto" (on exactly when the learner's device is CUDA).
+bool replay_on_device(const std::string& mode, const torch::Device& device) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  return device.is_cuda();
 }
 
 Td3Options agent_options(const HiroOptions& o, bool low) {
@@ -90,6 +98,8 @@ void HiroOptions::validate() const {
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
   (void)parse_relabel_strategy(relabel);
   (void)parse_td3_kernel(td3_kernel);
+  if (device_replay != "auto" && device_replay != "on" && device_replay != "off")
+    throw UsageError("hiro: device_replay '" + device_replay + "': expected auto, on or off");
   for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})
     if (d > hiro::kMaxRecordDim)
       throw UsageError("hiro: dimension " + std::to_string(d) + " exceeds what the records carry (at most " +
@@ -113,6 +123,40 @@ HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind k
   return make_hiro_options(env_name, kind, envs::maze::MazeEnvOptions{});
 }
 
+// A replay's rows on the learner's device: each added row is copied up once, and a batch is
+// an index_select there instead of a host gather and a host-to-device copy per update. The
+// host FifoReplay stays the source of truth (sampling draws, checkpoints), so both forms
+// sample the same rows from the same stream and give the same batches.
+class DeviceRows {
+ public:
+  DeviceRows(const FifoReplay& replay, torch::Device device)
+      : rows_(torch::empty({static_cast<std::int64_t>(replay.capacity()), replay.row_floats()},
+                           torch::TensorOptions().dtype(torch::kFloat).device(device))) {}
+
+  // After replay.add(): the newest row.
+  void add(const FifoReplay& replay) {
+    const std::size_t slot = static_cast<std::size_t>((replay.added() - 1) % replay.capacity());
+    upload(replay, slot, 1);
+  }
+  // After replay.load(): every row held.
+  void reload(const FifoReplay& replay) { upload(replay, 0, replay.size()); }
+
+  torch::Tensor gather(const std::int64_t* slots, int n) const {
+    const auto index = torch::from_blob(const_cast<std::int64_t*>(slots), {n}, torch::kLong).to(rows_.device());
+    return rows_.index_select(0, index);
+  }
+
+ private:
+  void upload(const FifoReplay& replay, std::size_t first, std::size_t count) {
+    if (count == 0) return;
+    const auto host = torch::from_blob(const_cast<float*>(replay.row(first)),
+                                       {static_cast<std::int64_t>(count), replay.row_floats()}, torch::kFloat);
+    rows_.narrow(0, static_cast<std::int64_t>(first), static_cast<std::int64_t>(count)).copy_(host);
+  }
+
+  torch::Tensor rows_;  // [capacity, row_floats] on the device
+};
+
 struct HiroLearner::Impl {
   explicit Impl(const HiroOptions& o)
       : options((o.validate(), o)),
@@ -122,13 +166,19 @@ struct HiroLearner::Impl {
         low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
         high_replay(o.replay_capacity, hiro::MetaTransitionLayout(o.meta_transition_dims()).floats()),
         relabeller(parse_relabel_strategy(o.relabel), o.goal_space, o.action_low, o.action_high, device),
-        rng(o.seed + kLearnerSeedSalt * kSeedStride) {}
+        rng(o.seed + kLearnerSeedSalt * kSeedStride) {
+    if (replay_on_device(o.device_replay, device)) {
+      low_rows.emplace(low_replay, device);
+      high_rows.emplace(high_replay, device);
+    }
+  }
 
   // B rows of `replay` on the device: [B, row_floats].
-  torch::Tensor sample_rows(const FifoReplay& replay) {
+  torch::Tensor sample_rows(const FifoReplay& replay, const std::optional<DeviceRows>& rows) {
     const int B = options.batch_size;
     std::vector<std::int64_t> slots(static_cast<std::size_t>(B));
     replay.sample(rng, B, slots.data());
+    if (rows) return rows->gather(slots.data(), B);
     auto host = torch::empty({B, replay.row_floats()},
                              torch::TensorOptions().dtype(torch::kFloat).pinned_memory(device.is_cuda()));
     replay.gather(slots.data(), B, host.data_ptr<float>());
@@ -141,6 +191,7 @@ struct HiroLearner::Impl {
   Td3Agent high;
   FifoReplay low_replay;
   FifoReplay high_replay;
+  std::optional<DeviceRows> low_rows, high_rows;  // device_replay
   Relabeller relabeller;
   Td3Rng rng;
   std::vector<float> row;  // staging for one decoded record
@@ -161,6 +212,7 @@ bool HiroLearner::add_transition(const std::byte* data, std::uint32_t bytes, std
   impl_->row.resize(static_cast<std::size_t>(view.count));
   view.copy_floats(impl_->row.data());
   impl_->low_replay.add(impl_->row.data());
+  if (impl_->low_rows) impl_->low_rows->add(impl_->low_replay);
   return true;
 }
 
@@ -170,6 +222,7 @@ bool HiroLearner::add_meta_transition(const std::byte* data, std::uint32_t bytes
   impl_->row.resize(static_cast<std::size_t>(view.count));
   view.copy_floats(impl_->row.data());
   impl_->high_replay.add(impl_->row.data());
+  if (impl_->high_rows) impl_->high_rows->add(impl_->high_replay);
   return true;
 }
 
@@ -180,7 +233,7 @@ HiroUpdateStats HiroLearner::update_low(bool read_losses, learner::PhaseProfiler
   Td3Batch batch;
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
-    const auto rows = m.sample_rows(m.low_replay);
+    const auto rows = m.sample_rows(m.low_replay, m.low_rows);
     const auto s = rows.narrow(1, L.s(), L.obs);
     const auto a = rows.narrow(1, L.a(), L.act);
     const auto s_next = rows.narrow(1, L.s_next(), L.obs);
@@ -200,7 +253,7 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
   Td3Batch batch;  // its action, the relabelled goal, comes below
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
-    const auto rows = m.sample_rows(m.high_replay);
+    const auto rows = m.sample_rows(m.high_replay, m.high_rows);
     rb.s = rows.narrow(1, L.s(), L.obs);
     rb.s_next = rows.narrow(1, L.s_next(), L.obs);
     rb.g = rows.narrow(1, L.g(), L.goal);
@@ -274,6 +327,8 @@ void HiroLearner::load(ByteReader& in) {
   impl_->high.load(in);
   impl_->low_replay.load(in);
   impl_->high_replay.load(in);
+  if (impl_->low_rows) impl_->low_rows->reload(impl_->low_replay);
+  if (impl_->high_rows) impl_->high_rows->reload(impl_->high_replay);
   impl_->rng.set_state(rng_state);
 }
 

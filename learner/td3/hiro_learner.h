@@ -21,8 +21,11 @@
 // * write_blob(): both online actors (meta, then low level) as a channel blob of the
 //   actor-nets layout (common/hiro/actor_blob.h): BlobHeader, then the tensors;
 //   blob_bytes() bytes. Reads the device weights back to the host (a sync on CUDA).
-// * Device: "auto" (cuda:0 when available, else cpu), "cpu" or "cuda:N"; rows are gathered
-//   on the host (pinned on CUDA) and copied to the device. One thread uses an instance;
+// * Device: "auto" (cuda:0 when available, else cpu), "cpu" or "cuda:N". With device_replay
+//   (on by default with CUDA) both replays also keep their rows on the device: each added
+//   row is copied up once and a batch is an index_select there; otherwise rows are gathered
+//   on the host (pinned on CUDA) and copied to the device. Either way the host replay draws
+//   the rows, so the batches are the same. One thread uses an instance;
 //   options are validated at construction (UsageError). Torch stays out of this header.
 #pragma once
 
@@ -69,6 +72,7 @@ struct HiroOptions {
   std::string relabel = "sample";                        // sample | fun | none (§9)
   std::string device = "auto";                           // auto | cpu | cuda:N
   std::string td3_kernel = "auto";                       // auto | eager | fused (td3.h)
+  std::string device_replay = "auto";                    // auto (on with CUDA) | on | off
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
