@@ -93,7 +93,9 @@ TEST_F(TrainGa, TwoActorsSolveAnEasyTaskAndWriteTheRunDirectory) {
 TEST_F(TrainGa, SameSeedSameRunWithOneOrTwoActorsOrTheLearnerAsEvaluator) {
   std::vector<nlohmann::json> lines;
   const std::vector<std::vector<std::string>> variants = {
-      {"--actors", "1"}, {"--actors", "2"}, {"--set", "evaluator=learner", "--set", "learner_threads=2"}};
+      {"--actors", "1", "--set", "evaluator=actors"},
+      {"--actors", "2", "--set", "evaluator=actors"},
+      {"--set", "evaluator=learner", "--set", "learner_threads=2"}};
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const fs::path dir = fresh_dir("det" + std::to_string(v));
     auto args = job("reverse", dir, "20000");
