@@ -57,10 +57,15 @@ int run_ga_train(const GaCli& c) {
     std::printf("  %s program: %s\n", solved ? "correct" : "best",
                 r.value(solved ? "code_solution" : "best_code", std::string()).c_str());
   }
+  // The rate from the first record exists only when actors score (records arrive).
+  const std::string steady =
+      s.driver.steady_budget_per_s > 0
+          ? fmt::format("steady {:.0f} NPE/s from the first record; ", s.driver.steady_budget_per_s)
+          : std::string();
   std::printf(
-      "train ga: %.0f NPE/s over %.1f s (steady %.0f NPE/s from the first record; %.0f programs executed/s, %llu "
-      "executed), %u actor restarts; results in %s\n",
-      s.driver.budget_per_s, s.driver.seconds, s.driver.steady_budget_per_s, s.executed_per_s,
+      "train ga: %.0f NPE/s over %.1f s (%s%.0f programs executed/s, %llu executed), %u actor restarts; "
+      "results in %s\n",
+      s.driver.budget_per_s, s.driver.seconds, steady.c_str(), s.executed_per_s,
       static_cast<unsigned long long>(s.executed), s.driver.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
   return s.driver.interrupted ? kInterruptedStatus : 0;
