@@ -57,6 +57,7 @@ void run_hiro_profile(const ProfileCli& c) {
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
   const td3::HiroTrainOptions t = hiro_train_options_from(cfg);
   learner::set_torch_threads();
+  learner::keep_freed_memory();
   td3::HiroLearner learner(t.learner);
   bench::fill_replays(learner, hiro_actor_options_from(cfg), t.initial_steps);
   const std::size_t blob_bytes = learner.blob_bytes();
@@ -93,6 +94,7 @@ void run_profile(const ProfileCli& c) {
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
   learner::set_torch_threads();
+  learner::keep_freed_memory();
   learner::PqtLearner learner(learner_options_from(cfg));
   const auto batches = bench::synthetic_batches(learner, actor_options_from(cfg), kProfileSyntheticBatches);
   std::vector<float> blob(learner.layout().num_floats());

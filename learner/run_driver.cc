@@ -137,6 +137,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   install_crash_handlers();
   set_torch_threads();
   flush_subnormals();
+  keep_freed_memory();
 
   // The segment: one ring per actor, the weight channel sized for the blob.
   RunLayoutOptions lo;

@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <malloc.h>
 
 namespace ringrl::learner {
 
@@ -20,5 +21,15 @@ void set_torch_threads(int n) {
 }
 
 void flush_subnormals() { at::globalContext().setFlushDenormal(true); }
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  // Fixed thresholds (setting them turns off glibc's dynamic adjustment): blocks up to 32 MiB
+  // come from the heap, and up to 1 GiB of free heap top stays mapped.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
 
 }  // namespace ringrl::learner

@@ -4,28 +4,12 @@
 #include <vector>
 
 #include "actors/pqt/lstm_kernel.h"
+#include "common/cpu_features.h"
 #include "common/errors.h"
 
 namespace ringrl::actors {
 
 namespace {
-
-bool cpu_has_avx2() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
-bool cpu_has_avx512() {
-#if defined(__x86_64__) || defined(__i386__)
-  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-#else
-  return false;
-#endif
-}
 
 detail::SamplerKernel* make_kernel(SamplerIsa isa, const detail::KernelConfig& config) {
   switch (isa) {

@@ -7,6 +7,7 @@
 
 #include "learner/pqt/losses.h"
 #include "learner/pqt/policy.h"
+#include "learner/threads.h"
 
 namespace ringrl::learner {
 
@@ -88,6 +89,7 @@ class BareStep {
 LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
   const int saved_threads = torch::get_num_threads();
   torch::set_num_threads(1);
+  keep_freed_memory();
   LearnerBenchResult r;
   {
     PqtLearner ours(options.learner);

@@ -1,5 +1,7 @@
 #include "learner/pqt/policy.h"
 
+#include "learner/pqt/lstm_layer_kernel.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
@@ -71,90 +73,72 @@ std::vector<torch::Tensor> PolicyImpl::blob_parameters() const {
 
 namespace {
 
-/// Kernel gate order of the fused layer: (i, f, o, j), so that one sigmoid covers the first
-/// 3h columns and one tanh the last h. kFusedFromTf[k] = TF block (i, j, f, o) at position k.
-constexpr int kFusedFromTf[kLstmGates] = {0, 2, 3, 1};
-
-/// Column permutation TF (i, j, f, o) -> fused (i, f, o, j) for a [*, 4h] tensor.
-torch::Tensor fused_gate_index(int64_t h, const torch::Device& device) {
-  auto idx = torch::empty({kLstmGates * h}, torch::kInt64);
-  int64_t* p = idx.data_ptr<int64_t>();
-  for (int k = 0; k < kLstmGates; ++k) {
-    for (int64_t u = 0; u < h; ++u) p[k * h + u] = kFusedFromTf[k] * h + u;
-  }
-  return idx.to(device);
-}
-
-/// Elementwise LSTM backward of one step on the CPU, fused in one loop (no transcendentals:
-/// the derivatives come from the saved activations). Gate order (i, f, o, j).
-void cell_backward_cpu(int64_t n, int64_t h, const float* act, const float* c_prev, const float* tc,
-                       const float* dh_out, const float* dh_rec, float* dc, float* dg) {
-  for (int64_t r = 0; r < n; ++r) {
-    const float* a = act + r * 4 * h;
-    float* g = dg + r * 4 * h;
-    for (int64_t u = 0; u < h; ++u) {
-      const int64_t k = r * h + u;
-      const float i = a[u], f = a[h + u], o = a[2 * h + u], j = a[3 * h + u];
-      const float dht = dh_out[k] + dh_rec[k];
-      const float t = tc[k];
-      const float dct = dc[k] + dht * o * (1.0f - t * t);
-      g[u] = dct * j * i * (1.0f - i);
-      g[h + u] = dct * (c_prev ? c_prev[k] : 0.0f) * f * (1.0f - f);
-      g[2 * h + u] = dht * t * o * (1.0f - o);
-      g[3 * h + u] = dct * i * (1.0f - j * j);
-      dc[k] = dct * f;
-    }
-  }
-}
-
-/// Elementwise LSTM backward of one step with tensor ops (any device). Gate order (i, f, o, j).
+/// Elementwise LSTM backward of one step with tensor ops (any device), TF gate order
+/// (i, j, f, o). dc carries dL/dc_t in and dL/dc_{t-1} (through c) out.
 void cell_backward_tensor(const torch::Tensor& act, const torch::Tensor& c_prev, const torch::Tensor& tc,
                           const torch::Tensor& dh_out, const torch::Tensor& dh_rec, torch::Tensor& dc,
                           torch::Tensor& dg) {
   const int64_t h = tc.size(1);
-  const torch::Tensor i = act.narrow(1, 0, h), f = act.narrow(1, h, h);
-  const torch::Tensor o = act.narrow(1, 2 * h, h), j = act.narrow(1, 3 * h, h);
+  const torch::Tensor i = act.narrow(1, 0, h), j = act.narrow(1, h, h);
+  const torch::Tensor f = act.narrow(1, 2 * h, h), o = act.narrow(1, 3 * h, h);
   const torch::Tensor dht = dh_out + dh_rec;
   dc.add_(dht * o * (1 - tc * tc));
   dg.narrow(1, 0, h).copy_(dc * j * i * (1 - i));
+  dg.narrow(1, h, h).copy_(dc * i * (1 - j * j));
   if (c_prev.defined()) {
-    dg.narrow(1, h, h).copy_(dc * c_prev * f * (1 - f));
+    dg.narrow(1, 2 * h, h).copy_(dc * c_prev * f * (1 - f));
   } else {
-    dg.narrow(1, h, h).zero_();
+    dg.narrow(1, 2 * h, h).zero_();
   }
-  dg.narrow(1, 2 * h, h).copy_(dht * tc * o * (1 - o));
-  dg.narrow(1, 3 * h, h).copy_(dc * i * (1 - j * j));
+  dg.narrow(1, 3 * h, h).copy_(dht * tc * o * (1 - o));
   dc.mul_(f);
 }
 
+bool use_cpu_kernel(bool cpu_kernel, const torch::Tensor& t) {
+  return cpu_kernel && t.device().is_cpu() && t.scalar_type() == torch::kFloat32;
+}
+
 /// One LSTM layer over all steps with a hand-written backward (BPTT), so autograd records
-/// one node per layer instead of ~10 per step. Inputs (time-major, fused gate order):
-/// pre [T, N, 4h] = x Kx + b (+ forget bias), kh [h, 4h]. Output: hidden states [T, N, h].
+/// one node per layer instead of ~10 per step. Inputs (time-major, TF gate order i, j, f, o):
+/// pre [T, N, 4h] = x Kx + b, kh [h, 4h]; the forget bias is added inside. Output: hidden
+/// states [T, N, h]. On the CPU both passes run learner/pqt/lstm_layer_kernel.h.
 struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& pre, const torch::Tensor& kh,
-                               bool cpu_loops) {
+                               double forget_bias, bool cpu_kernel) {
     const int64_t t_len = pre.size(0), n = pre.size(1), h = kh.size(0);
-    auto acts = torch::empty_like(pre);
     auto opts = pre.options();
+    auto acts = torch::empty({t_len, n, 4 * h}, opts);
     auto cs = torch::empty({t_len, n, h}, opts);
     auto tcs = torch::empty({t_len, n, h}, opts);
     auto hs = torch::empty({t_len, n, h}, opts);
-    const auto zero = torch::zeros({n, h}, opts);
-    for (int64_t t = 0; t < t_len; ++t) {
-      torch::Tensor a = acts.select(0, t);
-      torch::addmm_out(a, pre.select(0, t), t > 0 ? hs.select(0, t - 1) : zero, kh);
-      a.narrow(1, 0, 3 * h).sigmoid_();
-      a.narrow(1, 3 * h, h).tanh_();
-      torch::Tensor c = cs.select(0, t);
-      torch::mul_out(c, a.narrow(1, h, h), t > 0 ? cs.select(0, t - 1) : zero);
-      c.addcmul_(a.narrow(1, 0, h), a.narrow(1, 3 * h, h));
-      torch::Tensor tc = tcs.select(0, t);
-      torch::tanh_out(tc, c);
-      torch::Tensor out = hs.select(0, t);
-      torch::mul_out(out, a.narrow(1, 2 * h, h), tc);
+    const bool kernel = use_cpu_kernel(cpu_kernel, pre);
+    if (kernel) {
+      const torch::Tensor pre_c = pre.contiguous(), kh_c = kh.contiguous();
+      auto scratch = torch::empty({4 * h * h}, opts);
+      const LstmLayerDims dims{static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)};
+      lstm_layer_kernels().forward(dims, pre_c.data_ptr<float>(), kh_c.data_ptr<float>(),
+                                   static_cast<float>(forget_bias), acts.data_ptr<float>(), cs.data_ptr<float>(),
+                                   tcs.data_ptr<float>(), hs.data_ptr<float>(), scratch.data_ptr<float>());
+    } else {
+      const auto zero = torch::zeros({n, h}, opts);
+      for (int64_t t = 0; t < t_len; ++t) {
+        torch::Tensor a = acts.select(0, t);
+        torch::addmm_out(a, pre.select(0, t), t > 0 ? hs.select(0, t - 1) : zero, kh);
+        a.narrow(1, 0, h).sigmoid_();
+        a.narrow(1, h, h).tanh_();
+        a.narrow(1, 2 * h, h).add_(forget_bias);
+        a.narrow(1, 2 * h, 2 * h).sigmoid_();
+        torch::Tensor c = cs.select(0, t);
+        torch::mul_out(c, a.narrow(1, 2 * h, h), t > 0 ? cs.select(0, t - 1) : zero);
+        c.addcmul_(a.narrow(1, 0, h), a.narrow(1, h, h));
+        torch::Tensor tc = tcs.select(0, t);
+        torch::tanh_out(tc, c);
+        torch::Tensor out = hs.select(0, t);
+        torch::mul_out(out, a.narrow(1, 3 * h, h), tc);
+      }
     }
     ctx->save_for_backward({acts, cs, tcs, hs, kh});
-    ctx->saved_data["cpu_loops"] = cpu_loops;
+    ctx->saved_data["cpu_kernel"] = kernel;
     return hs;
   }
 
@@ -167,30 +151,30 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
     const torch::Tensor& hs = saved[3];
     const torch::Tensor& kh = saved[4];
     const int64_t t_len = acts.size(0), n = acts.size(1), h = kh.size(0);
-    const bool loops =
-        ctx->saved_data["cpu_loops"].toBool() && acts.device().is_cpu() && acts.scalar_type() == torch::kFloat32;
-    torch::Tensor dh_out = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(hs);
+    const torch::Tensor dh_out = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(hs);
     auto dg = torch::empty_like(acts);
-    auto dh = torch::zeros({n, h}, acts.options());
-    auto dc = torch::zeros({n, h}, acts.options());
-    const torch::Tensor kh_t = kh.t();
-    for (int64_t t = t_len - 1; t >= 0; --t) {
-      torch::Tensor g = dg.select(0, t);
-      if (loops) {
-        cell_backward_cpu(n, h, acts.select(0, t).data_ptr<float>(),
-                          t > 0 ? cs.select(0, t - 1).data_ptr<float>() : nullptr, tcs.select(0, t).data_ptr<float>(),
-                          dh_out.select(0, t).data_ptr<float>(), dh.data_ptr<float>(), dc.data_ptr<float>(),
-                          g.data_ptr<float>());
-      } else {
+    if (ctx->saved_data["cpu_kernel"].toBool()) {
+      const torch::Tensor kh_c = kh.contiguous();
+      auto scratch = torch::empty({2, n, h}, acts.options());
+      const LstmLayerDims dims{static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)};
+      lstm_layer_kernels().backward(dims, kh_c.data_ptr<float>(), acts.data_ptr<float>(), cs.data_ptr<float>(),
+                                    tcs.data_ptr<float>(), dh_out.data_ptr<float>(), dg.data_ptr<float>(),
+                                    scratch.data_ptr<float>());
+    } else {
+      auto dh = torch::zeros({n, h}, acts.options());
+      auto dc = torch::zeros({n, h}, acts.options());
+      const torch::Tensor kh_t = kh.t();
+      for (int64_t t = t_len - 1; t >= 0; --t) {
+        torch::Tensor g = dg.select(0, t);
         cell_backward_tensor(acts.select(0, t), t > 0 ? cs.select(0, t - 1) : torch::Tensor(), tcs.select(0, t),
                              dh_out.select(0, t), dh, dc, g);
+        torch::mm_out(dh, g, kh_t);
       }
-      torch::mm_out(dh, g, kh_t);
     }
     // dKh = sum_t h_{t-1}^T dG_t in one GEMM (h_{-1} = 0).
     torch::Tensor dkh = torch::mm(hs.narrow(0, 0, t_len - 1).reshape({(t_len - 1) * n, h}).t(),
                                   dg.narrow(0, 1, t_len - 1).reshape({(t_len - 1) * n, 4 * h}));
-    return {dg, dkh, torch::Tensor()};
+    return {dg, dkh, torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -218,11 +202,9 @@ PolicyForward PolicyImpl::forward(const torch::Tensor& actions, bool retain_embe
   for (int l = 0; l < s.num_layers(); ++l) {
     const int64_t in = s.layer_input(l);
     const int64_t h = s.lstm_sizes[l];
-    const torch::Tensor perm = fused_gate_index(h, x.device());
-    const torch::Tensor k = kernels[l].index_select(1, perm);
-    const torch::Tensor bias = (biases[l] + forget_bias_vector(static_cast<int>(h), x.device())).index_select(0, perm);
-    const torch::Tensor pre = torch::addmm(bias, x.reshape({t * n, in}), k.narrow(0, 0, in)).view({t, n, 4 * h});
-    x = LstmLayerFunction::apply(pre, k.narrow(0, in, h).contiguous(), options_.cpu_loops);
+    const torch::Tensor pre = torch::addmm(biases[l], x.reshape({t * n, in}), kernels[l].narrow(0, 0, in)).view({t, n, 4 * h});
+    x = LstmLayerFunction::apply(pre, kernels[l].narrow(0, in, h), static_cast<double>(kPolicyForgetBias),
+                                 options_.cpu_loops);
   }
   const int64_t top = s.top_size();
   const torch::Tensor logits_tm = torch::mm(x.reshape({t * n, top}), output).view({t, n, s.vocab});

@@ -31,8 +31,8 @@ struct PolicyOptions {
   /// forward() runs each LSTM layer as one autograd node with a hand-written BPTT backward
   /// (same math as forward_reference, ~5x faster on CPU). false: plain autograd.
   bool fused_lstm = true;
-  /// In the fused backward on CPU, do the elementwise part in one C++ loop (else tensor ops,
-  /// as on CUDA).
+  /// The fused layer on the CPU runs the per-ISA kernels of learner/pqt/lstm_layer_kernel.h
+  /// for both passes (else tensor ops per step, as on CUDA).
   bool cpu_loops = true;
 };
 
