@@ -20,6 +20,7 @@ using runfiles::get;
 constexpr std::uint64_t kIntMax = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
 constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kMaxLearnerThreads = 256;
 
 // Every unsigned integer setting of configs/pqt.json and the whole numbers it accepts. The
 // --set overrides, the resolved file and every getter below go through this one table, so a
@@ -30,7 +31,7 @@ const runfiles::UnsignedKeys& unsigned_keys() {
       {"topk_batch_size", 0, kIntMax}, {"obs_embedding_size", 1, kIntMax}, {"replay_capacity", 0, kU64Max},
       {"max_npe", 0, kU64Max},  // 0 = unlimited
       {"actors", 1, kMaxActors},       {"max_policy_lag", 0, kU32Max},     {"seed", 0, kU64Max},
-      {"repetitions", 1, kU32Max},
+      {"repetitions", 1, kU32Max},     {"learner_threads", 0, kMaxLearnerThreads},
   };
   return keys;
 }
@@ -65,6 +66,11 @@ std::string require_task(const nlohmann::json& cfg) {
 
 }  // namespace
 
+std::uint32_t learner_threads_from(const nlohmann::json& cfg) {
+  // Absent in run directories from before the key: auto.
+  return runfiles::has(cfg, "learner_threads") ? get_count<std::uint32_t>(cfg, "learner_threads") : 0;
+}
+
 std::string config_dir() {
   if (const char* d = std::getenv("RINGRL_CONFIG_DIR"); d != nullptr && *d != '\0') return d;
   return RINGRL_DEFAULT_CONFIG_DIR;
@@ -97,6 +103,8 @@ learner::LearnerOptions learner_options_from(const nlohmann::json& cfg) {
   l.param_init_factor = get<double>(cfg, "param_init_factor");
   l.ema_baseline_decay = get<double>(cfg, "ema_baseline_decay");
   l.device = get<std::string>(cfg, "device");
+  // Absent in run directories from before the key: auto.
+  if (runfiles::has(cfg, "policy_kernel")) l.policy_kernel = learner::parse_policy_kernel(get<std::string>(cfg, "policy_kernel"));
   l.seed = get_count<std::uint64_t>(cfg, "seed");
   l.alpha = get<double>(cfg, "alpha");
   l.replay_temperature = get<double>(cfg, "replay_temperature");
@@ -124,6 +132,7 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
   // --resume goes on that way.
   t.queue_offer = runfiles::has(cfg, "queue_offer") ? learner::parse_queue_offer(get<std::string>(cfg, "queue_offer"))
                                                     : learner::QueueOffer::kArrival;
+  t.learner_threads = learner_threads_from(cfg);
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.max_seconds = get<double>(cfg, "max_seconds");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");

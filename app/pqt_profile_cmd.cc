@@ -93,7 +93,9 @@ void run_profile(const ProfileCli& c) {
   std::vector<std::string> sets{"task=" + c.task, "device=" + c.device};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
-  learner::set_torch_threads();
+  const learner::PqtTrainOptions t = train_options_from(cfg);
+  const std::uint32_t threads = learner::pqt_learner_threads(t.learner_threads, t.pace, t.actors);
+  learner::set_torch_threads(static_cast<int>(threads));
   learner::keep_freed_memory();
   learner::PqtLearner learner(learner_options_from(cfg));
   const auto batches = bench::synthetic_batches(learner, actor_options_from(cfg), kProfileSyntheticBatches);
@@ -120,9 +122,9 @@ void run_profile(const ProfileCli& c) {
   }
   profiler.write_chrome_trace(c.trace);
   const std::string dev_line = device_line(learner.device());
-  std::printf("profile learner: %d steps, mode %s, device %s, B=%d T=%d\n%s", c.steps,
+  std::printf("profile learner: %d steps, mode %s, device %s, B=%d T=%d, %u learner thread%s\n%s", c.steps,
               learner::train_mode_name(learner.options().mode), dev_line.c_str(), learner.options().batch_size,
-              learner.options().max_len, profiler.summary_table().c_str());
+              learner.options().max_len, threads, threads == 1 ? "" : "s", profiler.summary_table().c_str());
   std::printf("trace: %s (open in Perfetto or chrome://tracing)\n", c.trace.c_str());
 }
 

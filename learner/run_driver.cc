@@ -135,7 +135,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
 
   install_shutdown_handlers();
   install_crash_handlers();
-  set_torch_threads();
+  set_torch_threads(static_cast<int>(o.learner_threads));
   flush_subnormals();
   keep_freed_memory();
 

@@ -3,6 +3,9 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <malloc.h>
+#include <sched.h>
+
+#include <algorithm>
 
 namespace ringrl::learner {
 
@@ -21,6 +24,13 @@ void set_torch_threads(int n) {
 }
 
 void flush_subnormals() { at::globalContext().setFlushDenormal(true); }
+
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 
 void keep_freed_memory() {
 #if defined(__GLIBC__)

@@ -22,4 +22,7 @@ void flush_subnormals();
 /// in fresh ones every update (about 15% of a CPU PQT update). Process-wide; idempotent.
 void keep_freed_memory();
 
+/// CPUs this process may run on (its affinity mask), at least 1.
+int available_cpus();
+
 }  // namespace ringrl::learner

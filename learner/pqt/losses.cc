@@ -9,11 +9,6 @@ namespace ringrl::learner {
 
 namespace {
 
-/// Log-probabilities below this are exactly p = 0 in float32 (exp underflows below ~-104);
-/// clamping them keeps p * log p at 0 with a finite gradient even next to the -2.4e38 EOS
-/// logit, without changing any value that float32 can represent.
-constexpr double kEntropyLogFloor = -1.0e4;
-
 /// x where mask > 0, else 0; safe for huge |x| (no 0 * inf).
 torch::Tensor masked(const torch::Tensor& x, const torch::Tensor& mask) { return x.masked_fill(mask <= 0, 0.0); }
 
@@ -41,7 +36,10 @@ torch::Tensor pg_loss(const torch::Tensor& action_log_probs, const torch::Tensor
 
 torch::Tensor entropy(const torch::Tensor& log_probs, const torch::Tensor& mask, double multiplier) {
   const torch::Tensor lp = log_probs.clamp_min(kEntropyLogFloor);
-  const torch::Tensor per_step = -(torch::exp(lp) * lp).sum(2);
+  return entropy_from_steps(-(torch::exp(lp) * lp).sum(2), mask, multiplier);
+}
+
+torch::Tensor entropy_from_steps(const torch::Tensor& per_step, const torch::Tensor& mask, double multiplier) {
   return multiplier * masked(per_step, mask).sum(1).mean();
 }
 

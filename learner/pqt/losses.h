@@ -30,8 +30,15 @@ torch::Tensor advantages(const torch::Tensor& rewards, const torch::Tensor& base
 torch::Tensor pg_loss(const torch::Tensor& action_log_probs, const torch::Tensor& advantages, const torch::Tensor& mask,
                       double multiplier, const c10::optional<torch::Tensor>& weights = c10::nullopt);
 
+/// Log-probabilities below this are exactly p = 0 in float32 (exp underflows below ~-104);
+/// the entropy clamps them, which keeps p log p at 0 with a finite gradient even next to the
+/// -2.4e38 EOS logit, without changing any value that float32 can represent.
+inline constexpr double kEntropyLogFloor = -1.0e4;
+
 /// Entropy H of the sampling distributions (masked, mean over N, times multiplier).
 torch::Tensor entropy(const torch::Tensor& log_probs, const torch::Tensor& mask, double multiplier);
+/// The same from the per-step entropies -sum_a pi log pi [N, T].
+torch::Tensor entropy_from_steps(const torch::Tensor& per_step, const torch::Tensor& mask, double multiplier);
 
 /// Top-k cross-entropy: mean over the N programs of the masked per-step CE sum.
 torch::Tensor topk_loss(const torch::Tensor& action_log_probs, const torch::Tensor& mask);

@@ -1,11 +1,12 @@
 #include "learner/pqt/policy.h"
 
-#include "learner/pqt/lstm_layer_kernel.h"
-
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace ringrl::learner {
 
@@ -101,7 +102,7 @@ bool use_cpu_kernel(bool cpu_kernel, const torch::Tensor& t) {
 /// One LSTM layer over all steps with a hand-written backward (BPTT), so autograd records
 /// one node per layer instead of ~10 per step. Inputs (time-major, TF gate order i, j, f, o):
 /// pre [T, N, 4h] = x Kx + b, kh [h, 4h]; the forget bias is added inside. Output: hidden
-/// states [T, N, h]. On the CPU both passes run learner/pqt/lstm_layer_kernel.h.
+/// states [T, N, h]. On the CPU both passes run learner/pqt/policy_kernels.h.
 struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& pre, const torch::Tensor& kh,
                                double forget_bias, bool cpu_kernel) {
@@ -114,11 +115,10 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
     const bool kernel = use_cpu_kernel(cpu_kernel, pre);
     if (kernel) {
       const torch::Tensor pre_c = pre.contiguous(), kh_c = kh.contiguous();
-      auto scratch = torch::empty({4 * h * h}, opts);
-      const LstmLayerDims dims{static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)};
-      lstm_layer_kernels().forward(dims, pre_c.data_ptr<float>(), kh_c.data_ptr<float>(),
-                                   static_cast<float>(forget_bias), acts.data_ptr<float>(), cs.data_ptr<float>(),
-                                   tcs.data_ptr<float>(), hs.data_ptr<float>(), scratch.data_ptr<float>());
+      detail::lstm_forward_threads({static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)},
+                                   pre_c.data_ptr<float>(), kh_c.data_ptr<float>(), nullptr, static_cast<float>(forget_bias),
+                                   acts.data_ptr<float>(), cs.data_ptr<float>(), tcs.data_ptr<float>(),
+                                   hs.data_ptr<float>());
     } else {
       const auto zero = torch::zeros({n, h}, opts);
       for (int64_t t = 0; t < t_len; ++t) {
@@ -155,11 +155,9 @@ struct LstmLayerFunction : public torch::autograd::Function<LstmLayerFunction> {
     auto dg = torch::empty_like(acts);
     if (ctx->saved_data["cpu_kernel"].toBool()) {
       const torch::Tensor kh_c = kh.contiguous();
-      auto scratch = torch::empty({2, n, h}, acts.options());
-      const LstmLayerDims dims{static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)};
-      lstm_layer_kernels().backward(dims, kh_c.data_ptr<float>(), acts.data_ptr<float>(), cs.data_ptr<float>(),
-                                    tcs.data_ptr<float>(), dh_out.data_ptr<float>(), dg.data_ptr<float>(),
-                                    scratch.data_ptr<float>());
+      detail::lstm_backward_threads({static_cast<int>(t_len), static_cast<int>(n), static_cast<int>(h)},
+                                    kh_c.data_ptr<float>(), acts.data_ptr<float>(), cs.data_ptr<float>(),
+                                    tcs.data_ptr<float>(), dh_out.data_ptr<float>(), dg.data_ptr<float>(), nullptr);
     } else {
       auto dh = torch::zeros({n, h}, acts.options());
       auto dc = torch::zeros({n, h}, acts.options());
@@ -186,6 +184,70 @@ torch::Tensor mask_eos(const torch::Tensor& logits, bool eos_token) {
 }
 
 }  // namespace
+
+namespace detail {
+namespace {
+
+/// Fewest batch rows worth a thread of their own in the LSTM layer kernels.
+constexpr int kMinRowsPerThread = 8;
+
+/// Calls fn(row_begin, row_end, chunk) for up to at::get_num_threads() chunks of the n batch
+/// rows, on torch's intra-op threads (the recurrence never mixes rows).
+int row_chunks(int n) { return std::max(1, std::min(at::get_num_threads(), n / kMinRowsPerThread)); }
+
+template <typename Fn>
+void over_row_chunks(int n, const Fn& fn) {
+  const int chunks = row_chunks(n);
+  if (chunks == 1) {
+    fn(0, n, 0);
+    return;
+  }
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      fn(static_cast<int>(n * c / chunks), static_cast<int>(n * (c + 1) / chunks), static_cast<int>(c));
+    }
+  });
+}
+
+/// Scratch for `floats` floats, kept per thread between calls.
+float* scratch_floats(std::size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+}  // namespace
+
+void lstm_forward_threads(const LstmLayerDims& d, const float* pre, const float* kh, const float* bias,
+                          float forget_bias, float* acts, float* cs, float* tcs, float* hs) {
+  const auto per_chunk = static_cast<std::size_t>(lstm_forward_scratch(d.hidden));
+  float* scratch = scratch_floats(per_chunk * static_cast<std::size_t>(std::max(1, at::get_num_threads())));
+  over_row_chunks(d.batch, [&](int begin, int end, int chunk) {
+    policy_kernels().forward(d, begin, end, pre, kh, bias, forget_bias, acts, cs, tcs, hs,
+                             scratch + chunk * per_chunk);
+  });
+}
+
+void lstm_backward_threads(const LstmLayerDims& d, const float* kh, const float* acts, const float* cs,
+                           const float* tcs, const float* dh_out, float* dg, float* dbias) {
+  // Per chunk: 2 rows h floats of state, then 4h of bias-gradient partial sums.
+  const std::size_t gates = 4 * static_cast<std::size_t>(d.hidden);
+  const std::size_t state = 2 * static_cast<std::size_t>(d.batch) * d.hidden;
+  const int chunks = row_chunks(d.batch);
+  float* scratch = scratch_floats(state + gates * chunks);
+  float* partial = scratch + state;
+  std::fill(partial, partial + gates * chunks, 0.0f);
+  over_row_chunks(d.batch, [&](int begin, int end, int chunk) {
+    policy_kernels().backward(d, begin, end, kh, acts, cs, tcs, dh_out, dg,
+                              dbias != nullptr ? partial + chunk * gates : nullptr, scratch + 2 * begin * d.hidden);
+  });
+  if (dbias == nullptr) return;
+  for (int c = 0; c < chunks; ++c) {
+    for (std::size_t u = 0; u < gates; ++u) dbias[u] += partial[c * gates + u];
+  }
+}
+
+}  // namespace detail
 
 PolicyForward PolicyImpl::forward(const torch::Tensor& actions, bool retain_embedding_grad) {
   if (!options_.fused_lstm) return forward_reference(actions, retain_embedding_grad);

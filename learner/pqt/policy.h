@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/pqt/policy_layout.h"
+#include "learner/pqt/policy_kernels.h"
 
 namespace ringrl::learner {
 
@@ -31,7 +32,7 @@ struct PolicyOptions {
   /// forward() runs each LSTM layer as one autograd node with a hand-written BPTT backward
   /// (same math as forward_reference, ~5x faster on CPU). false: plain autograd.
   bool fused_lstm = true;
-  /// The fused layer on the CPU runs the per-ISA kernels of learner/pqt/lstm_layer_kernel.h
+  /// The fused layer on the CPU runs the per-ISA kernels of learner/pqt/policy_kernels.h
   /// for both passes (else tensor ops per step, as on CUDA).
   bool cpu_loops = true;
 };
@@ -87,5 +88,15 @@ void blob_to_tensors(const PolicyLayout& layout, const float* src, const std::ve
 
 /// Shifts actions [N, T] right by one with EOS (0) at t = 0 (the teacher-forcing inputs).
 torch::Tensor shift_right(const torch::Tensor& actions);
+
+namespace detail {
+/// The LSTM layer kernels of policy_kernels.h over every row of [T, N, *] arrays, the rows
+/// split over torch's intra-op threads (chunks of at least 8 rows).
+void lstm_forward_threads(const LstmLayerDims& d, const float* pre, const float* kh, const float* bias,
+                          float forget_bias, float* acts, float* cs, float* tcs, float* hs);
+/// Adds the bias gradient (the sum of dg) to dbias unless it is null.
+void lstm_backward_threads(const LstmLayerDims& d, const float* kh, const float* acts, const float* cs,
+                           const float* tcs, const float* dh_out, float* dg, float* dbias);
+}  // namespace detail
 
 }  // namespace ringrl::learner

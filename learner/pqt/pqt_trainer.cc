@@ -16,6 +16,7 @@
 #include "common/seeds.h"
 #include "envs/bf/scorer.h"
 #include "learner/run_driver.h"
+#include "learner/threads.h"
 
 namespace ringrl::learner {
 namespace {
@@ -337,6 +338,14 @@ QueueOffer parse_queue_offer(const std::string& name) {
 
 const char* queue_offer_name(QueueOffer offer) { return offer == QueueOffer::kBatchBest ? "batch_best" : "arrival"; }
 
+std::uint32_t pqt_learner_threads(std::uint32_t requested, Pace pace, std::uint32_t actors) {
+  if (requested > 0) return requested;
+  const auto cpus = static_cast<std::uint32_t>(available_cpus());
+  // pace learner: the actors wait for each update, so every core may help it.
+  if (pace == Pace::kLearner) return std::min(cpus, kMaxAutoLearnerThreads);
+  return std::clamp(cpus > actors ? cpus - actors : 1u, 1u, kMaxAutoLearnerThreads);
+}
+
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options) {
   return std::make_unique<PqtAlgorithm>(options);
 }
@@ -360,6 +369,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   d.actors = o.actors;
   d.max_budget = o.max_npe;
   d.seed = o.learner.seed;
+  d.learner_threads = pqt_learner_threads(o.learner_threads, o.pace, o.actors);
   d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
 
   PqtAlgorithm algo(o);

@@ -66,6 +66,9 @@ struct PqtTrainOptions : RunSettings {
   std::uint32_t max_policy_lag = 8;
   Pace pace = Pace::kLearner;
   QueueOffer queue_offer = QueueOffer::kBatchBest;
+  /// Torch intra-op threads of the learner (its GEMMs, and the LSTM layer kernels split over
+  /// the batch rows); 0 = auto, see pqt_learner_threads().
+  std::uint32_t learner_threads = 0;
 
   /// Throws UsageError naming the first bad field.
   void validate() const;
@@ -102,6 +105,11 @@ TrainSummary run_pqt_training(const PqtTrainOptions& options);
 /// The wing run_pqt_training() hands the run driver, for tests that feed it records and step
 /// it by hand. `options` (validated) must outlive it.
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options);
+
+/// The learner's thread count: `requested` when > 0; else (auto) AUTO_RULE.
+std::uint32_t pqt_learner_threads(std::uint32_t requested, Pace pace, std::uint32_t actors);
+/// Most threads auto picks: the LSTM kernels split the batch into chunks of >= 8 rows.
+inline constexpr std::uint32_t kMaxAutoLearnerThreads = 8;
 
 /// The model of a PQT checkpoint or final model (RUN_DIR/model-rep<R>.ckpt), loaded into a
 /// fresh learner made from `options` (the run's settings). Throws CorruptData when the file's

@@ -11,6 +11,7 @@
 
 #include "learner/pqt/losses.h"
 #include "learner/pqt/policy.h"
+#include "learner/pqt/policy_pass.h"
 #include "learner/pqt/rmsprop_tf1.h"
 
 namespace ringrl::learner {
@@ -168,10 +169,30 @@ void LearnerOptions::validate() const {
   if (replay_capacity < 1) fail("replay_capacity must be >= 1, got 0");
 }
 
+PolicyKernel parse_policy_kernel(const std::string& name) {
+  if (name == "auto") return PolicyKernel::kAuto;
+  if (name == "fused") return PolicyKernel::kFused;
+  if (name == "eager") return PolicyKernel::kEager;
+  throw UsageError("policy_kernel '" + name + "': expected auto, fused or eager");
+}
+
+const char* policy_kernel_name(PolicyKernel kernel) {
+  switch (kernel) {
+    case PolicyKernel::kAuto:
+      return "auto";
+    case PolicyKernel::kFused:
+      return "fused";
+    case PolicyKernel::kEager:
+      return "eager";
+  }
+  return "?";
+}
+
 struct PqtLearner::Impl {
   LearnerOptions o;
   torch::Device device;
   Policy policy;
+  std::unique_ptr<PolicyPass> pass;  // the fused pass, when policy_kernel resolves to it
   RmsPropTf1 optimizer;
   std::vector<double> baselines;
   MaxUniquePriorityQueue queue;
@@ -206,6 +227,11 @@ struct PqtLearner::Impl {
     optimizer = RmsPropTf1(policy->blob_parameters(),
                            RmsPropTf1Options{o.lr, o.rms_decay, o.rms_epsilon, o.rms_initial_accumulator});
     rows_max = o.batch_size + (o.topk_enabled() ? o.topk_batch_size : 0);
+    if (o.policy_kernel == PolicyKernel::kFused && !PolicyPass::supports(policy))
+      throw UsageError("policy_kernel fused runs on the CPU only, the device is " + device.str() +
+                       ": expected auto or eager");
+    if (o.policy_kernel != PolicyKernel::kEager && PolicyPass::supports(policy))
+      pass = std::make_unique<PolicyPass>(policy);
     const bool pin = device.is_cuda();
     auto f32 = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
     auto i64 = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin);
@@ -336,32 +362,54 @@ struct PqtLearner::Impl {
       }
     }
 
-    // 3. Forward and the total loss of §5.3.
-    PolicyForward fwd;
-    torch::Tensor total, pg, ent, topk;
+    // 3. Forward and the total loss of §5.3; 4. the gradients of every parameter (blob order)
+    // and the embedding's per-lookup sum of squares.
+    torch::Tensor total, pg, ent, topk, lookup_sq, input_tokens;
+    std::vector<torch::Tensor> grads;
     {
+      torch::Tensor alp, ent_steps;  // [n, T]
+      PolicyForward fwd;
+      {
+        auto scope = profile_scope(profiler, Phase::kForward);
+        if (pass) {
+          pass->forward(tokens);
+          alp = pass->action_log_probs();
+          ent_steps = pass->entropy_steps();
+          input_tokens = pass->input_tokens();
+        } else {
+          fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
+          const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
+          alp = action_log_probs(lp, tokens);
+          const torch::Tensor lc = lp.narrow(0, 0, npg).clamp_min(kEntropyLogFloor);
+          ent_steps = -(torch::exp(lc) * lc).sum(2);
+          input_tokens = fwd.input_tokens;
+        }
+      }
       auto scope = profile_scope(profiler, Phase::kForward);
-      fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
-      const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
-      const torch::Tensor alp = action_log_probs(lp, tokens);
-      const torch::Tensor lp_b = lp.narrow(0, 0, npg);
       const torch::Tensor alp_b = alp.narrow(0, 0, npg);
       const torch::Tensor mask_b = mask.narrow(0, 0, npg);
-      auto zero = torch::zeros({}, lp.options());
+      auto zero = torch::zeros({}, alp.options());
       pg = zero;
       topk = zero;
-      ent = entropy(lp_b, mask_b, kMagicLossMultiplier);
+      ent = entropy_from_steps(ent_steps.narrow(0, 0, npg), mask_b, kMagicLossMultiplier);
       total = -o.entropy_beta * ent;
+      // The fused pass's backward takes dL/dlog pi(a) and dL/dH per position.
+      torch::Tensor ca, ce;
+      if (pass) {
+        ca = torch::zeros({n, t_max}, alp.options());
+        ce = torch::zeros({n, t_max}, alp.options());
+        ce.narrow(0, 0, npg).copy_(mask_b * (-o.entropy_beta * kMagicLossMultiplier / npg));
+      }
       if (o.pg_enabled()) {
         const torch::Tensor adv = advantages(rewards, base, mask_b);
         c10::optional<torch::Tensor> w;
         if (blogp.defined()) {
-          torch::NoGradGuard no_grad;
+          torch::NoGradGuard no_grad_w;
           const torch::Tensor ratio = torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
           w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
         }
         if (o.replay_enabled()) {
-          torch::NoGradGuard no_grad;
+          torch::NoGradGuard no_grad_w;
           torch::Tensor rw;
           if (!replaying) {
             rw = torch::zeros({npg, 1}, alp_b.options());  // empty buffer: no PG this step
@@ -378,11 +426,17 @@ struct PqtLearner::Impl {
         }
         pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
         total = total + o.pi_loss_hparam * pg;
+        if (pass) {
+          const torch::Tensor a = w ? adv * *w : adv;
+          ca.narrow(0, 0, npg).add_(a * mask_b, -o.pi_loss_hparam * kMagicLossMultiplier / npg);
+        }
       }
       if (k_rows > 0) {
         // The queue rows follow the fresh and the replayed rows (staged at npg + k).
-        topk = topk_loss(alp.narrow(0, npg, k_rows), mask.narrow(0, npg, k_rows));
+        const torch::Tensor mask_k = mask.narrow(0, npg, k_rows);
+        topk = topk_loss(alp.narrow(0, npg, k_rows), mask_k);
         total = total + o.topk_loss_hparam * topk;
+        if (pass) ca.narrow(0, npg, k_rows).copy_(mask_k * (-o.topk_loss_hparam / k_rows));
       }
       if (o.regularizer != 0.0) {
         torch::Tensor reg = zero;
@@ -390,14 +444,25 @@ struct PqtLearner::Impl {
         reg = reg + 0.5 * policy->output.pow(2).sum();
         total = total + o.regularizer * reg;
       }
-    }
+      scope.end();
 
-    // 4. Backward.
-    const std::vector<torch::Tensor> params = policy->blob_parameters();
-    {
-      auto scope = profile_scope(profiler, Phase::kBackward);
-      for (const auto& p : params) p.mutable_grad() = torch::Tensor();
-      total.backward();
+      auto bscope = profile_scope(profiler, Phase::kBackward);
+      const std::vector<torch::Tensor> params = policy->blob_parameters();
+      if (pass) {
+        pass->backward(ca, ce);
+        grads = pass->group_grads(0);
+        lookup_sq = torch::tensor(pass->lookup_sq(0), alp.options());
+        if (o.regularizer != 0.0) {
+          // d/dW of reg * sum 1/2 |W|^2 on the kernels and the output (not the embedding).
+          for (std::size_t k = 1; k < params.size(); k += 2) grads[k].add_(params[k].detach(), o.regularizer);
+          grads.back().add_(params.back().detach(), o.regularizer);
+        }
+      } else {
+        for (const auto& p : params) p.mutable_grad() = torch::Tensor();
+        total.backward();
+        for (const auto& p : params) grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+        lookup_sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum() : grads[0].pow(2).sum();
+      }
     }
 
     // 5. Clip, RMSProp, baselines, queue.
@@ -405,13 +470,9 @@ struct PqtLearner::Impl {
     {
       auto scope = profile_scope(profiler, Phase::kOptimizer);
       torch::NoGradGuard no_grad;
-      std::vector<torch::Tensor> grads;
-      for (const auto& p : params) {
-        grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
-      }
       // Global norm as TF computes it: the embedding gradient counts once per lookup
       // (IndexedSlices values), the dense ones as they are.
-      torch::Tensor sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum() : grads[0].pow(2).sum();
+      torch::Tensor sq = lookup_sq;
       for (std::size_t k = 1; k < grads.size(); ++k) sq = sq + grads[k].pow(2).sum();
       norm = sq.sqrt();
       if (o.grad_clip > 0.0) {
@@ -421,7 +482,7 @@ struct PqtLearner::Impl {
       // Sparse embedding update: the rows gathered in this step (padding included).
       const torch::Tensor rows =
           torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))
-              .index_fill_(0, fwd.input_tokens.reshape({-1}), 1.0);
+              .index_fill_(0, input_tokens.reshape({-1}), 1.0);
       optimizer.apply_row_mask(0, rows, grads[0]);
       for (std::size_t k = 1; k < grads.size(); ++k) optimizer.apply_dense(k, grads[k]);
 

@@ -52,6 +52,14 @@ const char* train_mode_name(TrainMode mode);
 /// How stale episodes (policy_versions[i] != version()) are weighted in the PG term.
 enum class LagCorrection { kNone, kTruncatedPerToken };
 
+/// How a CPU update computes its gradients: kFused runs learner/pqt/policy_pass.h (the
+/// hand-written pass, no autograd), kEager the policy module under autograd (any device);
+/// kAuto is fused on the CPU and eager elsewhere.
+enum class PolicyKernel { kAuto, kFused, kEager };
+/// "auto" / "fused" / "eager"; UsageError otherwise.
+PolicyKernel parse_policy_kernel(const std::string& name);
+const char* policy_kernel_name(PolicyKernel kernel);
+
 /// Paper magic: PG and entropy are batch means times 64 (MAGIC_LOSS_MULTIPLIER, §5.3).
 inline constexpr double kMagicLossMultiplier = 64.0;
 
@@ -84,6 +92,7 @@ struct LearnerOptions {
   bool iw_normalize = true;               // rescale the replay weights to sum to the batch size
   std::size_t replay_capacity = 1000000;  // unique programs held (see replay_buffer.h)
   std::string device = "auto";            // auto | cpu | cuda:N
+  PolicyKernel policy_kernel = PolicyKernel::kAuto;
   std::uint64_t seed = 1;                 // parameter init and queue sampling
 
   /// §6.2 paper settings for a mode (pg-20M / topk-20M / pg-topk-20M).
