@@ -32,6 +32,7 @@ const runfiles::UnsignedKeys& unsigned_keys() {
       {"max_npe", 0, kU64Max},  // 0 = unlimited
       {"actors", 1, kMaxActors},       {"max_policy_lag", 0, kU32Max},     {"seed", 0, kU64Max},
       {"repetitions", 1, kU32Max},     {"learner_threads", 0, kMaxLearnerThreads},
+      {"batches_per_update", 1, kIntMax},
   };
   return keys;
 }
@@ -103,6 +104,8 @@ learner::LearnerOptions learner_options_from(const nlohmann::json& cfg) {
   l.param_init_factor = get<double>(cfg, "param_init_factor");
   l.ema_baseline_decay = get<double>(cfg, "ema_baseline_decay");
   l.device = get<std::string>(cfg, "device");
+  // Absent in run directories from before the key: 1.
+  if (runfiles::has(cfg, "batches_per_update")) l.batches_per_update = get_count<int>(cfg, "batches_per_update");
   // Absent in run directories from before the key: auto.
   if (runfiles::has(cfg, "policy_kernel")) l.policy_kernel = learner::parse_policy_kernel(get<std::string>(cfg, "policy_kernel"));
   l.seed = get_count<std::uint64_t>(cfg, "seed");

@@ -279,8 +279,10 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
       if (!stop_rep && algo.ready()) {
+        const std::uint64_t version_before = algo.version();
         if (algo.step()) {
-          ++summary.updates;
+          // A step may make several updates (PQT with batches_per_update > 1).
+          summary.updates += std::max<std::uint64_t>(1, algo.version() - version_before);
           publish();
           seg.control().learner_steps.fetch_add(1, std::memory_order_relaxed);  // a statistic
         }

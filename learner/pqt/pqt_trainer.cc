@@ -158,18 +158,34 @@ class PqtAlgorithm final : public Algorithm {
     }
   }
   // Pace learner: take exactly one batch off the rings per step (the rings throttle the actors).
-  bool wants_records() const override {
-    return o_.pace == Pace::kActors || pool_.size() < static_cast<std::size_t>(learner_->fresh_batch_size());
-  }
+  // Pace learner: take exactly batches_per_update batches off the rings per step (the rings
+  // throttle the actors).
+  bool wants_records() const override { return o_.pace == Pace::kActors || pool_.size() < programs_per_step(); }
   bool ready() const override {
-    const auto want = static_cast<std::size_t>(learner_->fresh_batch_size());
-    return o_.pace == Pace::kLearner ? pool_.size() >= want : fresh_ >= want;
+    return o_.pace == Pace::kLearner ? pool_.size() >= programs_per_step()
+                                     : fresh_ >= static_cast<std::size_t>(learner_->fresh_batch_size());
   }
   bool step() override {
     fresh_ = 0;
-    if (!build_batch()) return false;
-    last_ = learner_->step(batch_);
-    ++r_.num_batches;
+    batches_.resize(static_cast<std::size_t>(o_.learner.batches_per_update));
+    std::vector<bool> built_one;
+    std::size_t built = 0;
+    for (EpisodeBatch& b : batches_) {
+      built_one.push_back(build_batch(&b));
+      built += built_one.back() ? 1 : 0;
+    }
+    if (built == 0) return false;
+    if (built < batches_.size()) {
+      // Some batch lost every episode to max_policy_lag: step on the others.
+      std::vector<EpisodeBatch> some;
+      for (std::size_t j = 0; j < batches_.size(); ++j) {
+        if (built_one[j]) some.push_back(batches_[j]);
+      }
+      last_ = learner_->step(some);
+    } else {
+      last_ = learner_->step(batches_);
+    }
+    r_.num_batches += built;
     return true;
   }
   // Header (the layout's fingerprint) then the parameters, which stay 64-byte aligned.
@@ -255,11 +271,17 @@ class PqtAlgorithm final : public Algorithm {
     }
   }
 
-  // Fills batch_ from the pool with the fresh episodes a step takes (B, less the replayed rows
+  std::size_t programs_per_step() const {
+    return static_cast<std::size_t>(learner_->fresh_batch_size()) * static_cast<std::size_t>(o_.learner.batches_per_update);
+  }
+
+  // Fills *out from the pool with the fresh episodes a batch takes (B, less the replayed rows
   // once experience replay has a buffer): the newest (pace actors) or the oldest (pace
   // learner, which counts and notes them here, the whole batch at once as §5.7 does).
   // Episodes past max_policy_lag are dropped from PG steps. False: nothing to train.
-  bool build_batch() {
+
+  bool build_batch(EpisodeBatch* out) {
+    EpisodeBatch& batch = *out;
     const int want = learner_->fresh_batch_size();
     const std::size_t have = pool_.size();
     if (have < static_cast<std::size_t>(want)) return false;
@@ -268,7 +290,7 @@ class PqtAlgorithm final : public Algorithm {
       npe_ += static_cast<std::uint64_t>(want);
       for (std::size_t j = 0; j < static_cast<std::size_t>(want); ++j) note(pool_.at(j));
     }
-    batch_.resize(want, T_);
+    batch.resize(want, T_);
     int row = 0;
     for (std::size_t j = first; j < first + static_cast<std::size_t>(want); ++j) {
       Episode& e = pool_.at(j);
@@ -279,12 +301,12 @@ class PqtAlgorithm final : public Algorithm {
         continue;
       }
       const auto r = static_cast<std::size_t>(row);
-      std::copy(e.tokens.begin(), e.tokens.end(), batch_.tokens.begin() + static_cast<std::ptrdiff_t>(r * T_));
+      std::copy(e.tokens.begin(), e.tokens.end(), batch.tokens.begin() + static_cast<std::ptrdiff_t>(r * T_));
       std::copy(e.log_probs.begin(), e.log_probs.end(),
-                batch_.behaviour_log_probs.begin() + static_cast<std::ptrdiff_t>(r * T_));
-      batch_.lengths[r] = e.length;
-      batch_.rewards[r] = e.reward;
-      batch_.policy_versions[r] = e.version;
+                batch.behaviour_log_probs.begin() + static_cast<std::ptrdiff_t>(r * T_));
+      batch.lengths[r] = e.length;
+      batch.rewards[r] = e.reward;
+      batch.policy_versions[r] = e.version;
       ++row;
     }
     if (o_.pace == Pace::kActors) {
@@ -293,7 +315,7 @@ class PqtAlgorithm final : public Algorithm {
       for (int k = 0; k < want; ++k) pool_.pop_front();
     }
     if (row == 0) return false;
-    batch_.resize(row, T_);  // keeps the rows already written
+    batch.resize(row, T_);  // keeps the rows already written
     return true;
   }
 
@@ -302,7 +324,7 @@ class PqtAlgorithm final : public Algorithm {
   PolicyLayout layout_;
   std::unique_ptr<PqtLearner> learner_;
   EpisodePool pool_;
-  EpisodeBatch batch_;
+  std::vector<EpisodeBatch> batches_;  // one step's batches_per_update batches
   std::vector<std::int32_t> tokens_scratch_;
   RepetitionResult r_;
   StepStats last_{};
@@ -338,11 +360,11 @@ QueueOffer parse_queue_offer(const std::string& name) {
 
 const char* queue_offer_name(QueueOffer offer) { return offer == QueueOffer::kBatchBest ? "batch_best" : "arrival"; }
 
-std::uint32_t pqt_learner_threads(std::uint32_t requested, Pace pace, std::uint32_t actors) {
+std::uint32_t pqt_learner_threads(std::uint32_t requested, std::uint32_t actors) {
   if (requested > 0) return requested;
+  // The cores no actor holds. Even at pace learner, where the actors wait for each update, a
+  // second thread on a core an actor uses slowed the run down (docs/train.md, threads).
   const auto cpus = static_cast<std::uint32_t>(available_cpus());
-  // pace learner: the actors wait for each update, so every core may help it.
-  if (pace == Pace::kLearner) return std::min(cpus, kMaxAutoLearnerThreads);
   return std::clamp(cpus > actors ? cpus - actors : 1u, 1u, kMaxAutoLearnerThreads);
 }
 
@@ -356,6 +378,9 @@ void PqtTrainOptions::validate() const {
   if (actors < 1 || actors > kMaxActors)
     throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors));
   bf::parse_variant(variant);
+  if (learner.batches_per_update > 1 && pace != Pace::kLearner)
+    throw UsageError(fmt::format("batches_per_update {} takes whole batches off the rings: expected pace learner",
+                                 learner.batches_per_update));
 }
 
 TrainSummary run_pqt_training(const PqtTrainOptions& o) {
@@ -369,7 +394,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   d.actors = o.actors;
   d.max_budget = o.max_npe;
   d.seed = o.learner.seed;
-  d.learner_threads = pqt_learner_threads(o.learner_threads, o.pace, o.actors);
+  d.learner_threads = pqt_learner_threads(o.learner_threads, o.actors);
   d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
 
   PqtAlgorithm algo(o);

@@ -106,8 +106,9 @@ TrainSummary run_pqt_training(const PqtTrainOptions& options);
 /// it by hand. `options` (validated) must outlive it.
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options);
 
-/// The learner's thread count: `requested` when > 0; else (auto) AUTO_RULE.
-std::uint32_t pqt_learner_threads(std::uint32_t requested, Pace pace, std::uint32_t actors);
+/// The learner's thread count: `requested` when > 0; else (auto) one per CPU no actor holds
+/// (at least 1, at most kMaxAutoLearnerThreads).
+std::uint32_t pqt_learner_threads(std::uint32_t requested, std::uint32_t actors);
 /// Most threads auto picks: the LSTM kernels split the batch into chunks of >= 8 rows.
 inline constexpr std::uint32_t kMaxAutoLearnerThreads = 8;
 

@@ -167,6 +167,12 @@ void LearnerOptions::validate() const {
     fail("replay_temperature must be > 0, got " + std::to_string(replay_temperature));
   }
   if (replay_capacity < 1) fail("replay_capacity must be >= 1, got 0");
+  if (batches_per_update < 1) fail("batches_per_update must be >= 1, got " + std::to_string(batches_per_update));
+  if (batches_per_update > 1 && alpha > 0.0) {
+    fail("batches_per_update " + std::to_string(batches_per_update) +
+         " with experience replay (alpha > 0): expected batches_per_update 1, since each batch's fresh share "
+         "depends on the buffer the previous batch left");
+  }
 }
 
 PolicyKernel parse_policy_kernel(const std::string& name) {
@@ -235,12 +241,13 @@ struct PqtLearner::Impl {
     const bool pin = device.is_cuda();
     auto f32 = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
     auto i64 = torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin);
-    h_tokens = torch::zeros({rows_max, o.max_len}, i64);
-    h_mask = torch::zeros({rows_max, o.max_len}, f32);
-    h_rewards = torch::zeros({o.batch_size}, f32);
-    h_baselines = torch::zeros({o.max_len}, f32);
-    h_blogp = torch::zeros({o.batch_size, o.max_len}, f32);
-    h_stale = torch::zeros({o.batch_size}, f32);
+    const int k = o.batches_per_update;
+    h_tokens = torch::zeros({k * rows_max, o.max_len}, i64);
+    h_mask = torch::zeros({k * rows_max, o.max_len}, f32);
+    h_rewards = torch::zeros({k * o.batch_size}, f32);
+    h_baselines = torch::zeros({k, o.max_len}, f32);
+    h_blogp = torch::zeros({k * o.batch_size, o.max_len}, f32);
+    h_stale = torch::zeros({k * o.batch_size}, f32);
     lags.reserve(static_cast<std::size_t>(o.batch_size));
   }
 
@@ -265,7 +272,20 @@ struct PqtLearner::Impl {
     return o.replay_enabled() && !replay.empty() ? o.batch_size - o.replay_rows() : o.batch_size;
   }
 
-  StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+  /// One batch of a step: where its rows are staged and what its loss needs.
+  struct Group {
+    int row0 = 0;          // first staging row (tokens, mask)
+    int b = 0;             // fresh episodes
+    int nr = 0;            // replayed programs (rows b .. npg)
+    int npg = 0;           // rows of the PG and entropy terms
+    int k_rows = 0;        // queue rows (npg .. npg + k_rows)
+    bool replaying = false;
+    bool any_stale = false;
+    std::vector<double> log_q;  // replay log-probabilities of the npg rows
+    StepStats st;
+  };
+
+  void check_batch(const EpisodeBatch& batch) const {
     batch.validate(o.shape.vocab);
     if (batch.max_len != o.max_len) {
       throw UsageError("episode batch T=" + std::to_string(batch.max_len) + " differs from the learner's max_len " +
@@ -275,242 +295,311 @@ struct PqtLearner::Impl {
       throw UsageError("episode batch B=" + std::to_string(batch.batch_size) + " exceeds the learner's batch_size " +
                        std::to_string(o.batch_size));
     }
-    const int b = batch.batch_size;
-    const int t_max = o.max_len;
-    const bool replaying = o.replay_enabled() && !replay.empty();
-    if (replaying && b > fresh_batch_size()) {
-      throw UsageError("episode batch B=" + std::to_string(b) + " leaves no room for the " +
+    if (o.replay_enabled() && !replay.empty() && batch.batch_size > fresh_batch_size()) {
+      throw UsageError("episode batch B=" + std::to_string(batch.batch_size) + " leaves no room for the " +
                        std::to_string(o.replay_rows()) + " replayed programs: expected at most " +
                        std::to_string(fresh_batch_size()) + " (fresh_batch_size())");
     }
-    const int nr = replaying ? o.replay_rows() : 0;
-    const int npg = b + nr;  // rows of the PG and entropy terms (baselines: the b fresh ones)
-    StepStats st;
+  }
 
-    // 1. Batch build: episodes, replayed programs and queue draws (buffer and queue state
-    //    of the previous step), baselines.
-    int k_rows = 0;
-    int num_stale = 0;
-    bool any_stale = false;
-    {
-      auto scope = profile_scope(profiler, Phase::kBatchBuild);
-      float* rew = h_rewards.data_ptr<float>();
-      float* blogp = h_blogp.data_ptr<float>();
-      float* stale = h_stale.data_ptr<float>();
-      lags.clear();
-      for (int i = 0; i < b; ++i) {
-        const std::size_t row = static_cast<std::size_t>(i) * t_max;
-        stage_row(i, batch.tokens.data() + row, batch.lengths[i]);
-        rew[i] = batch.rewards[i];
-        std::memcpy(blogp + row, batch.behaviour_log_probs.data() + row, sizeof(float) * t_max);
-        const std::uint64_t pv = batch.policy_versions[i];
-        const bool is_stale = pv != version;
-        any_stale = any_stale || is_stale;
-        num_stale += is_stale ? 1 : 0;
-        stale[i] = is_stale ? 1.0f : 0.0f;
-        lags.push_back(version > pv ? version - pv : 0);
-      }
-      if (o.replay_enabled()) {
-        log_q.clear();
-        for (int i = 0; i < b; ++i) {
-          log_q.push_back(replay.log_probability(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+  /// Stages batch j at staging row row0, in the original's order: the episodes, the replayed
+  /// programs and the queue draws (from the state the previous batch left), the baselines; then
+  /// the host side of "after the step" (EMA baselines, the queue push of the batch's argmax,
+  /// replay pushes), none of which depends on the weights. Rows up to row0 + pad_to are filled
+  /// with empty programs (mask 0).
+  Group stage(const EpisodeBatch& batch, int j, int row0, int pad_to) {
+    const int t_max = o.max_len;
+    Group g;
+    g.row0 = row0;
+    g.b = batch.batch_size;
+    g.replaying = o.replay_enabled() && !replay.empty();
+    g.nr = g.replaying ? o.replay_rows() : 0;
+    g.npg = g.b + g.nr;
+    StepStats& st = g.st;
+    const int r0 = j * o.batch_size;  // first row of this batch in the per-episode staging
+    float* rew = h_rewards.data_ptr<float>() + r0;
+    float* blogp = h_blogp.data_ptr<float>() + static_cast<std::size_t>(r0) * t_max;
+    float* stale = h_stale.data_ptr<float>() + r0;
+    lags.clear();
+    for (int i = 0; i < g.b; ++i) {
+      const std::size_t row = static_cast<std::size_t>(i) * t_max;
+      stage_row(row0 + i, batch.tokens.data() + row, batch.lengths[i]);
+      rew[i] = batch.rewards[i];
+      std::memcpy(blogp + row, batch.behaviour_log_probs.data() + row, sizeof(float) * t_max);
+      const std::uint64_t pv = batch.policy_versions[i];
+      const bool is_stale = pv != version;
+      g.any_stale = g.any_stale || is_stale;
+      st.stale_episodes += is_stale ? 1 : 0;
+      stale[i] = is_stale ? 1.0f : 0.0f;
+      lags.push_back(version > pv ? version - pv : 0);
+    }
+    if (o.replay_enabled()) {
+      for (int i = 0; i < g.b; ++i) {
+        g.log_q.push_back(replay.log_probability(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
                                                  static_cast<std::size_t>(batch.lengths[i])));
-        }
-        for (int r = b; r < npg; ++r) {
-          const auto& item = replay.sample(rng);
-          const int len = std::min<int>(static_cast<int>(item.program.size()), t_max);
-          replay_tokens.clear();
-          for (int t = 0; t < len; ++t) replay_tokens.push_back(static_cast<unsigned char>(item.program[t]));
-          stage_row(r, replay_tokens.data(), len);
-          rew[r] = static_cast<float>(item.reward);
-          stale[r] = 0.0f;
-          log_q.push_back(std::log(item.weight) - std::log(replay.total_weight()));
-        }
-        st.replayed_episodes = nr;
       }
-      float* base = h_baselines.data_ptr<float>();
-      for (int t = 0; t < t_max; ++t) base[t] = static_cast<float>(baselines[t]);
-      if (o.topk_enabled()) {
-        if (!queue.empty()) {
-          for (int k = 0; k < o.topk_batch_size; ++k) {
-            const auto& item = queue.sample(rng);
-            const int len = std::min<int>(static_cast<int>(item.tokens.size()), t_max);
-            stage_row(npg + k, item.tokens.data(), len);
-          }
-          k_rows = o.topk_batch_size;
-          st.topk_samples = k_rows;
-        } else if (o.dummy_topk_on_empty_queue) {
-          const std::int32_t eos = kPolicyEosToken;
-          stage_row(npg, &eos, 1);
-          k_rows = 1;
+      for (int r = g.b; r < g.npg; ++r) {
+        const auto& item = replay.sample(rng);
+        const int len = std::min<int>(static_cast<int>(item.program.size()), t_max);
+        replay_tokens.clear();
+        for (int t = 0; t < len; ++t) replay_tokens.push_back(static_cast<unsigned char>(item.program[t]));
+        stage_row(row0 + r, replay_tokens.data(), len);
+        rew[r] = static_cast<float>(item.reward);
+        stale[r] = 0.0f;
+        g.log_q.push_back(std::log(item.weight) - std::log(replay.total_weight()));
+      }
+      st.replayed_episodes = g.nr;
+    }
+    float* base = h_baselines.data_ptr<float>() + static_cast<std::size_t>(j) * t_max;
+    for (int t = 0; t < t_max; ++t) base[t] = static_cast<float>(baselines[t]);
+    if (o.topk_enabled()) {
+      if (!queue.empty()) {
+        for (int k = 0; k < o.topk_batch_size; ++k) {
+          const auto& item = queue.sample(rng);
+          const int len = std::min<int>(static_cast<int>(item.tokens.size()), t_max);
+          stage_row(row0 + g.npg + k, item.tokens.data(), len);
         }
+        g.k_rows = o.topk_batch_size;
+        st.topk_samples = g.k_rows;
+      } else if (o.dummy_topk_on_empty_queue) {
+        const std::int32_t eos = kPolicyEosToken;
+        stage_row(row0 + g.npg, &eos, 1);
+        g.k_rows = 1;
       }
     }
-    const int n = npg + k_rows;
+    for (int r = g.npg + g.k_rows; r < pad_to; ++r) stage_row(row0 + r, nullptr, 0);
+
+    // After the step, host side.
+    update_ema_baselines(&baselines, batch.rewards, batch.lengths, o.ema_baseline_decay);
+    int best = 0;  // the batch's argmax, first index on ties
+    for (int i = 1; i < g.b; ++i) {
+      if (batch.rewards[i] > batch.rewards[best]) best = i;
+    }
+    st.argmax_index = best;
+    if (o.topk_enabled()) {
+      const std::int32_t* row = batch.tokens.data() + static_cast<std::size_t>(best) * t_max;
+      st.pushed = queue.push(batch.rewards[best], MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
+    }
+    if (o.replay_enabled()) {
+      for (int i = 0; i < g.b; ++i) {
+        replay.push(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
+                    static_cast<std::size_t>(batch.lengths[i]), batch.rewards[i]);
+      }
+    }
+    double sum = 0.0;
+    st.max_reward = batch.rewards[0];
+    for (int i = 0; i < g.b; ++i) {
+      sum += batch.rewards[i];
+      st.max_reward = std::max<double>(st.max_reward, batch.rewards[i]);
+    }
+    st.mean_reward = sum / g.b;
+    std::sort(lags.begin(), lags.end());
+    st.lag_min = lags.front();
+    st.lag_max = lags.back();
+    st.lag_median = lags[lags.size() / 2];
+    st.queue_size = queue.size();
+    st.queue_max_score = queue.empty() ? 0.0 : queue.max().score;
+    st.replay_size = replay.size();
+    return g;
+  }
+
+  /// k = batches.size() consecutive updates of §5.7 (see the header): every batch's gradient
+  /// is taken at the weights from before the first of them, then the k RMSProp updates run in
+  /// order. k = 1 is exactly one update of the original.
+  StepStats step(const std::vector<const EpisodeBatch*>& batches, PhaseProfiler* profiler) {
+    const int k = static_cast<int>(batches.size());
+    if (k < 1 || k > o.batches_per_update) {
+      throw UsageError("a step takes 1 to " + std::to_string(o.batches_per_update) + " batches (batches_per_update), got " +
+                       std::to_string(k));
+    }
+    for (const EpisodeBatch* b : batches) check_batch(*b);
+    const int t_max = o.max_len;
+
+    // 1. Batch build (host state advances batch by batch, as in the original).
+    std::vector<Group> groups;
+    int rows = 0;   // staged rows
+    int stride = 0; // rows per group in the pass (k > 1: every group padded to rows_max)
+    {
+      auto scope = profile_scope(profiler, Phase::kBatchBuild);
+      for (int j = 0; j < k; ++j) {
+        const int row0 = j * rows_max;
+        groups.push_back(stage(*batches[static_cast<std::size_t>(j)], j, row0, k > 1 ? rows_max : 0));
+      }
+      stride = k > 1 ? rows_max : groups[0].npg + groups[0].k_rows;
+      rows = k * stride;
+    }
+    bool any_stale = false;
+    for (const Group& g : groups) any_stale = any_stale || g.any_stale;
+    const bool lag_weights = any_stale && o.pg_enabled() && o.lag_correction != LagCorrection::kNone;
 
     // 2. Host -> device.
     torch::Tensor tokens, mask, rewards, base, blogp, stale;
     {
       auto scope = profile_scope(profiler, Phase::kHostToDevice);
-      tokens = to_device(h_tokens.narrow(0, 0, n));
-      mask = to_device(h_mask.narrow(0, 0, n));
-      rewards = to_device(h_rewards.narrow(0, 0, npg));
-      base = to_device(h_baselines);
-      if (any_stale && o.pg_enabled() && o.lag_correction != LagCorrection::kNone) {
-        blogp = to_device(h_blogp.narrow(0, 0, npg));
-        stale = to_device(h_stale.narrow(0, 0, npg));
+      tokens = to_device(h_tokens.narrow(0, 0, rows));
+      mask = to_device(h_mask.narrow(0, 0, rows));
+      rewards = to_device(h_rewards.narrow(0, 0, k * o.batch_size));
+      base = to_device(h_baselines.narrow(0, 0, k));
+      if (lag_weights) {
+        blogp = to_device(h_blogp.narrow(0, 0, k * o.batch_size));
+        stale = to_device(h_stale.narrow(0, 0, k * o.batch_size));
       }
     }
 
-    // 3. Forward and the total loss of §5.3; 4. the gradients of every parameter (blob order)
-    // and the embedding's per-lookup sum of squares.
-    torch::Tensor total, pg, ent, topk, lookup_sq, input_tokens;
-    std::vector<torch::Tensor> grads;
+    // 3. Forward, and each batch's total loss of §5.3 (plus, for the fused pass, dL/dlog pi(a)
+    //    and dL/dH per position).
+    torch::Tensor alp, ent_steps;  // [rows, T]
+    torch::Tensor ca, ce;
+    PolicyForward fwd;
+    std::vector<torch::Tensor> totals, stat_rows;
     {
-      torch::Tensor alp, ent_steps;  // [n, T]
-      PolicyForward fwd;
-      {
-        auto scope = profile_scope(profiler, Phase::kForward);
-        if (pass) {
-          pass->forward(tokens);
-          alp = pass->action_log_probs();
-          ent_steps = pass->entropy_steps();
-          input_tokens = pass->input_tokens();
-        } else {
-          fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
-          const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
-          alp = action_log_probs(lp, tokens);
-          const torch::Tensor lc = lp.narrow(0, 0, npg).clamp_min(kEntropyLogFloor);
-          ent_steps = -(torch::exp(lc) * lc).sum(2);
-          input_tokens = fwd.input_tokens;
-        }
-      }
       auto scope = profile_scope(profiler, Phase::kForward);
-      const torch::Tensor alp_b = alp.narrow(0, 0, npg);
-      const torch::Tensor mask_b = mask.narrow(0, 0, npg);
-      auto zero = torch::zeros({}, alp.options());
-      pg = zero;
-      topk = zero;
-      ent = entropy_from_steps(ent_steps.narrow(0, 0, npg), mask_b, kMagicLossMultiplier);
-      total = -o.entropy_beta * ent;
-      // The fused pass's backward takes dL/dlog pi(a) and dL/dH per position.
-      torch::Tensor ca, ce;
       if (pass) {
-        ca = torch::zeros({n, t_max}, alp.options());
-        ce = torch::zeros({n, t_max}, alp.options());
-        ce.narrow(0, 0, npg).copy_(mask_b * (-o.entropy_beta * kMagicLossMultiplier / npg));
+        pass->forward(tokens, k);
+        alp = pass->action_log_probs();
+        ent_steps = pass->entropy_steps();
+        ca = torch::zeros({rows, t_max}, alp.options());
+        ce = torch::zeros({rows, t_max}, alp.options());
+      } else {
+        fwd = policy->forward(tokens, /*retain_embedding_grad=*/true);
+        const torch::Tensor lp = torch::log_softmax(fwd.logits, 2);
+        alp = action_log_probs(lp, tokens);
+        const torch::Tensor lc = lp.clamp_min(kEntropyLogFloor);
+        ent_steps = -(torch::exp(lc) * lc).sum(2);
       }
-      if (o.pg_enabled()) {
-        const torch::Tensor adv = advantages(rewards, base, mask_b);
-        c10::optional<torch::Tensor> w;
-        if (blogp.defined()) {
-          torch::NoGradGuard no_grad_w;
-          const torch::Tensor ratio = torch::exp(alp_b.detach() - blogp).clamp_max(o.is_clip);
-          w = torch::where(stale.unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
-        }
-        if (o.replay_enabled()) {
-          torch::NoGradGuard no_grad_w;
-          torch::Tensor rw;
-          if (!replaying) {
-            rw = torch::zeros({npg, 1}, alp_b.options());  // empty buffer: no PG this step
-          } else {
-            const torch::Tensor lp_seq = (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
-            const std::vector<double> log_p(lp_seq.data_ptr<double>(), lp_seq.data_ptr<double>() + npg);
-            const std::vector<double> iw =
-                replay_importance_weights(log_q, log_p, static_cast<double>(nr) / npg, o.iw_normalize);
-            rw = torch::tensor(iw, torch::TensorOptions().dtype(torch::kFloat64))
-                     .to(alp_b.device(), torch::kFloat32)
-                     .unsqueeze(1);
+      for (int j = 0; j < k; ++j) {
+        const Group& g = groups[static_cast<std::size_t>(j)];
+        const torch::Tensor alp_b = alp.narrow(0, g.row0, g.npg);
+        const torch::Tensor mask_b = mask.narrow(0, g.row0, g.npg);
+        auto zero = torch::zeros({}, alp.options());
+        torch::Tensor pg = zero, topk = zero;
+        const torch::Tensor ent = entropy_from_steps(ent_steps.narrow(0, g.row0, g.npg), mask_b, kMagicLossMultiplier);
+        torch::Tensor total = -o.entropy_beta * ent;
+        if (pass) ce.narrow(0, g.row0, g.npg).copy_(mask_b * (-o.entropy_beta * kMagicLossMultiplier / g.npg));
+        if (o.pg_enabled()) {
+          const int r0 = j * o.batch_size;
+          const torch::Tensor adv = advantages(rewards.narrow(0, r0, g.npg), base.select(0, j), mask_b);
+          c10::optional<torch::Tensor> w;
+          if (lag_weights) {
+            torch::NoGradGuard no_grad;
+            const torch::Tensor ratio = torch::exp(alp_b.detach() - blogp.narrow(0, r0, g.npg)).clamp_max(o.is_clip);
+            w = torch::where(stale.narrow(0, r0, g.npg).unsqueeze(1) > 0, ratio, torch::ones_like(ratio));
           }
-          w = w ? *w * rw : rw.expand({npg, t_max});
+          if (o.replay_enabled()) {
+            torch::NoGradGuard no_grad;
+            torch::Tensor rw;
+            if (!g.replaying) {
+              rw = torch::zeros({g.npg, 1}, alp_b.options());  // empty buffer: no PG this step
+            } else {
+              const torch::Tensor lp_seq =
+                  (alp_b.detach() * mask_b).sum(1).to(torch::kCPU, torch::kFloat64).contiguous();
+              const std::vector<double> log_p(lp_seq.data_ptr<double>(), lp_seq.data_ptr<double>() + g.npg);
+              const std::vector<double> iw =
+                  replay_importance_weights(g.log_q, log_p, static_cast<double>(g.nr) / g.npg, o.iw_normalize);
+              rw = torch::tensor(iw, torch::TensorOptions().dtype(torch::kFloat64))
+                       .to(alp_b.device(), torch::kFloat32)
+                       .unsqueeze(1);
+            }
+            w = w ? *w * rw : rw.expand({g.npg, t_max});
+          }
+          pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
+          total = total + o.pi_loss_hparam * pg;
+          if (pass) {
+            const torch::Tensor a = w ? adv * *w : adv;
+            ca.narrow(0, g.row0, g.npg).add_(a * mask_b, -o.pi_loss_hparam * kMagicLossMultiplier / g.npg);
+          }
         }
-        pg = pg_loss(alp_b, adv, mask_b, kMagicLossMultiplier, w);
-        total = total + o.pi_loss_hparam * pg;
-        if (pass) {
-          const torch::Tensor a = w ? adv * *w : adv;
-          ca.narrow(0, 0, npg).add_(a * mask_b, -o.pi_loss_hparam * kMagicLossMultiplier / npg);
+        if (g.k_rows > 0) {
+          // The queue rows follow the fresh and the replayed rows.
+          const torch::Tensor mask_k = mask.narrow(0, g.row0 + g.npg, g.k_rows);
+          topk = topk_loss(alp.narrow(0, g.row0 + g.npg, g.k_rows), mask_k);
+          total = total + o.topk_loss_hparam * topk;
+          if (pass) ca.narrow(0, g.row0 + g.npg, g.k_rows).copy_(mask_k * (-o.topk_loss_hparam / g.k_rows));
         }
+        if (o.regularizer != 0.0) {
+          torch::Tensor reg = zero;
+          for (const auto& kern : policy->kernels) reg = reg + 0.5 * kern.pow(2).sum();
+          reg = reg + 0.5 * policy->output.pow(2).sum();
+          total = total + o.regularizer * reg;
+        }
+        totals.push_back(total);
+        stat_rows.push_back(torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach()}));
       }
-      if (k_rows > 0) {
-        // The queue rows follow the fresh and the replayed rows (staged at npg + k).
-        const torch::Tensor mask_k = mask.narrow(0, npg, k_rows);
-        topk = topk_loss(alp.narrow(0, npg, k_rows), mask_k);
-        total = total + o.topk_loss_hparam * topk;
-        if (pass) ca.narrow(0, npg, k_rows).copy_(mask_k * (-o.topk_loss_hparam / k_rows));
-      }
-      if (o.regularizer != 0.0) {
-        torch::Tensor reg = zero;
-        for (const auto& k : policy->kernels) reg = reg + 0.5 * k.pow(2).sum();
-        reg = reg + 0.5 * policy->output.pow(2).sum();
-        total = total + o.regularizer * reg;
-      }
-      scope.end();
+    }
 
-      auto bscope = profile_scope(profiler, Phase::kBackward);
-      const std::vector<torch::Tensor> params = policy->blob_parameters();
+    // 4. Each batch's gradient of every parameter (blob order) and the sum of squares of its
+    //    per-lookup embedding gradient.
+    std::vector<std::vector<torch::Tensor>> grads(static_cast<std::size_t>(k));
+    std::vector<torch::Tensor> lookup_sq(static_cast<std::size_t>(k));
+    const std::vector<torch::Tensor> params = policy->blob_parameters();
+    {
+      auto scope = profile_scope(profiler, Phase::kBackward);
       if (pass) {
         pass->backward(ca, ce);
-        grads = pass->group_grads(0);
-        lookup_sq = torch::tensor(pass->lookup_sq(0), alp.options());
-        if (o.regularizer != 0.0) {
-          // d/dW of reg * sum 1/2 |W|^2 on the kernels and the output (not the embedding).
-          for (std::size_t k = 1; k < params.size(); k += 2) grads[k].add_(params[k].detach(), o.regularizer);
-          grads.back().add_(params.back().detach(), o.regularizer);
+        for (int j = 0; j < k; ++j) {
+          std::vector<torch::Tensor>& gr = grads[static_cast<std::size_t>(j)];
+          gr = pass->group_grads(j);
+          lookup_sq[static_cast<std::size_t>(j)] = torch::tensor(pass->lookup_sq(j), alp.options());
+          if (o.regularizer != 0.0) {
+            // d/dW of reg * sum 1/2 |W|^2 on the kernels and the output (not the embedding).
+            torch::NoGradGuard no_grad;
+            for (std::size_t q = 1; q < params.size(); q += 2) gr[q].add_(params[q], o.regularizer);
+            gr.back().add_(params.back(), o.regularizer);
+          }
         }
       } else {
-        for (const auto& p : params) p.mutable_grad() = torch::Tensor();
-        total.backward();
-        for (const auto& p : params) grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
-        lookup_sq = fwd.embedded.grad().defined() ? fwd.embedded.grad().pow(2).sum() : grads[0].pow(2).sum();
+        std::vector<torch::Tensor> inputs = params;
+        inputs.push_back(fwd.embedded);
+        for (int j = 0; j < k; ++j) {
+          std::vector<torch::Tensor> g = torch::autograd::grad({totals[static_cast<std::size_t>(j)]}, inputs, {},
+                                                               /*retain_graph=*/j + 1 < k, false, /*allow_unused=*/true);
+          for (std::size_t q = 0; q < params.size(); ++q) {
+            grads[static_cast<std::size_t>(j)].push_back(g[q].defined() ? g[q] : torch::zeros_like(params[q]));
+          }
+          lookup_sq[static_cast<std::size_t>(j)] = g.back().defined() ? g.back().pow(2).sum() : g[0].pow(2).sum();
+        }
       }
     }
 
-    // 5. Clip, RMSProp, baselines, queue.
-    torch::Tensor norm;
+    // 5. Clip and RMSProp, batch after batch.
+    std::vector<torch::Tensor> norms;
     {
       auto scope = profile_scope(profiler, Phase::kOptimizer);
       torch::NoGradGuard no_grad;
-      // Global norm as TF computes it: the embedding gradient counts once per lookup
-      // (IndexedSlices values), the dense ones as they are.
-      torch::Tensor sq = lookup_sq;
-      for (std::size_t k = 1; k < grads.size(); ++k) sq = sq + grads[k].pow(2).sum();
-      norm = sq.sqrt();
-      if (o.grad_clip > 0.0) {
-        const torch::Tensor scale = o.grad_clip / torch::clamp_min(norm, o.grad_clip);
-        for (auto& g : grads) g.mul_(scale);
-      }
-      // Sparse embedding update: the rows gathered in this step (padding included).
-      const torch::Tensor rows =
-          torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))
-              .index_fill_(0, input_tokens.reshape({-1}), 1.0);
-      optimizer.apply_row_mask(0, rows, grads[0]);
-      for (std::size_t k = 1; k < grads.size(); ++k) optimizer.apply_dense(k, grads[k]);
-
-      update_ema_baselines(&baselines, batch.rewards, batch.lengths, o.ema_baseline_decay);
-
-      // Push the batch's argmax (first index on ties) after the step.
-      int best = 0;
-      for (int i = 1; i < b; ++i) {
-        if (batch.rewards[i] > batch.rewards[best]) best = i;
-      }
-      st.argmax_index = best;
-      if (o.topk_enabled()) {
-        const std::int32_t* row = batch.tokens.data() + static_cast<std::size_t>(best) * t_max;
-        st.pushed = queue.push(batch.rewards[best], MaxUniquePriorityQueue::Tokens(row, row + batch.lengths[best]));
-      }
-      if (o.replay_enabled()) {
-        for (int i = 0; i < b; ++i) {
-          replay.push(batch.tokens.data() + static_cast<std::size_t>(i) * t_max,
-                      static_cast<std::size_t>(batch.lengths[i]), batch.rewards[i]);
+      for (int j = 0; j < k; ++j) {
+        std::vector<torch::Tensor>& gr = grads[static_cast<std::size_t>(j)];
+        // Global norm as TF computes it: the embedding gradient counts once per lookup
+        // (IndexedSlices values), the dense ones as they are.
+        torch::Tensor sq = lookup_sq[static_cast<std::size_t>(j)];
+        for (std::size_t q = 1; q < gr.size(); ++q) sq = sq + gr[q].pow(2).sum();
+        const torch::Tensor norm = sq.sqrt();
+        norms.push_back(norm);
+        if (o.grad_clip > 0.0) {
+          const torch::Tensor scale = o.grad_clip / torch::clamp_min(norm, o.grad_clip);
+          for (auto& g : gr) g.mul_(scale);
         }
+        // Sparse embedding update: the rows this batch looked up (padding included).
+        const Group& g = groups[static_cast<std::size_t>(j)];
+        const torch::Tensor looked_up =
+            pass ? pass->input_tokens().narrow(0, static_cast<int64_t>(j) * stride * t_max, static_cast<int64_t>(stride) * t_max)
+                 : fwd.input_tokens.narrow(0, g.row0, g.npg + g.k_rows).reshape({-1});
+        const torch::Tensor emb_rows =
+            torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))
+                .index_fill_(0, looked_up, 1.0);
+        optimizer.apply_row_mask(0, emb_rows, gr[0]);
+        for (std::size_t q = 1; q < gr.size(); ++q) optimizer.apply_dense(q, gr[q]);
+        ++version;
       }
-      ++version;
     }
 
     // 6. Stats: one read-back, which also waits for all device work of this step.
-    const torch::Tensor stats =
-        torch::stack({total.detach(), pg.detach(), ent.detach(), topk.detach(), norm}).to(torch::kCPU, torch::kFloat64);
-    const double* s = stats.data_ptr<double>();
+    std::vector<torch::Tensor> all;
+    for (int j = 0; j < k; ++j) {
+      all.push_back(torch::cat({stat_rows[static_cast<std::size_t>(j)], norms[static_cast<std::size_t>(j)].reshape({1})}));
+    }
+    const torch::Tensor stats = torch::stack(all).to(torch::kCPU, torch::kFloat64).contiguous();
+    const double* s = stats.data_ptr<double>() + static_cast<std::size_t>(k - 1) * kNumStats;
+    StepStats st = groups.back().st;
     st.version = version;
     st.total_loss = s[kStatTotal];
     st.pg_loss = s[kStatPg];
@@ -518,21 +607,6 @@ struct PqtLearner::Impl {
     st.topk_loss = s[kStatTopk];
     st.grad_norm = s[kStatNorm];
     st.clipped = o.grad_clip > 0.0 && st.grad_norm > o.grad_clip;
-    double sum = 0.0;
-    st.max_reward = batch.rewards[0];
-    for (int i = 0; i < b; ++i) {
-      sum += batch.rewards[i];
-      st.max_reward = std::max<double>(st.max_reward, batch.rewards[i]);
-    }
-    st.mean_reward = sum / b;
-    st.queue_size = queue.size();
-    st.queue_max_score = queue.empty() ? 0.0 : queue.max().score;
-    std::sort(lags.begin(), lags.end());
-    st.lag_min = lags.front();
-    st.lag_max = lags.back();
-    st.lag_median = lags[lags.size() / 2];
-    st.stale_episodes = num_stale;
-    st.replay_size = replay.size();
     return st;
   }
 };
@@ -544,7 +618,15 @@ PqtLearner::PqtLearner(const LearnerOptions& options) {
 
 PqtLearner::~PqtLearner() = default;
 
-StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) { return impl_->step(batch, profiler); }
+StepStats PqtLearner::step(const EpisodeBatch& batch, PhaseProfiler* profiler) {
+  return impl_->step({&batch}, profiler);
+}
+
+StepStats PqtLearner::step(const std::vector<EpisodeBatch>& batches, PhaseProfiler* profiler) {
+  std::vector<const EpisodeBatch*> ptrs;
+  for (const EpisodeBatch& b : batches) ptrs.push_back(&b);
+  return impl_->step(ptrs, profiler);
+}
 
 void PqtLearner::write_blob(float* dst) const { impl_->policy->write_blob(dst); }
 void PqtLearner::read_blob(const float* src) { impl_->policy->read_blob(src); }

@@ -93,6 +93,8 @@ struct LearnerOptions {
   std::size_t replay_capacity = 1000000;  // unique programs held (see replay_buffer.h)
   std::string device = "auto";            // auto | cpu | cuda:N
   PolicyKernel policy_kernel = PolicyKernel::kAuto;
+  /// Batches per pass (a departure when > 1, see step(batches)); 1 is the original.
+  int batches_per_update = 1;
   std::uint64_t seed = 1;                 // parameter init and queue sampling
 
   /// §6.2 paper settings for a mode (pg-20M / topk-20M / pg-topk-20M).
@@ -137,6 +139,13 @@ class PqtLearner {
 
   /// One update (see the contract). `profiler` may be null.
   StepStats step(const EpisodeBatch& batch, PhaseProfiler* profiler = nullptr);
+  /// k = batches.size() updates (1 <= k <= batches_per_update), processed as the original
+  /// processes k consecutive batches: for batch j the EMA baselines, the queue draws and the
+  /// queue push reflect batches 1..j-1 (none depends on the weights), then the k RMSProp updates
+  /// run in order. The one departure: all k gradients are taken at the weights from before the
+  /// first of them (asynchronous SGD with staleness below k), so they come from one pass over
+  /// k B rows. Returns the last batch's stats; version() advances by k.
+  StepStats step(const std::vector<EpisodeBatch>& batches, PhaseProfiler* profiler = nullptr);
 
   /// Copies the current parameters into `dst` (layout().num_floats() floats), host side.
   void write_blob(float* dst) const;

@@ -110,6 +110,32 @@ TEST_F(TrainPqt, DefaultsStepOncePerBatchOfFreshPrograms) {
   fs::remove_all(dir);
 }
 
+TEST_F(TrainPqt, BatchesPerUpdateKeepsOneUpdatePerBatch) {
+  const fs::path dir = fresh_dir("k4");
+  auto args = small_job(dir);
+  args[3] = "reverse";
+  constexpr std::uint64_t kBatch = 32, kBatches = 96;
+  args.insert(args.end(), {"--max-npe", std::to_string(kBatch * kBatches), "--set", "batches_per_update=4"});
+  const RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u) << r.out << r.err;
+  // Four batches per pass, still one update (and one learner step counted) per batch.
+  const auto npe = res[0]["npe"].get<std::uint64_t>();
+  const auto steps = res[0]["num_batches"].get<std::uint64_t>();
+  EXPECT_EQ(steps * kBatch, npe) << res[0].dump();
+  EXPECT_EQ(steps % 4, 0u) << res[0].dump();
+  if (!res[0]["found_solution"].get<bool>()) {
+    EXPECT_EQ(steps, kBatches) << res[0].dump();
+  }
+  fs::remove_all(dir);
+  // pace actors takes no whole batches: refused in one line.
+  const RunResult bad = run({"train", "pqt", "--task", "reverse", "--run-dir", fresh_dir("k4-actors").string(), "--set",
+                             "batches_per_update=2", "--set", "pace=actors"});
+  EXPECT_TRUE(WIFEXITED(bad.status) && WEXITSTATUS(bad.status) == 2) << bad.err;
+  EXPECT_NE(bad.err.find("batches_per_update 2"), std::string::npos) << bad.err;
+}
+
 TEST_F(TrainPqt, ResumeTakesARunDirectoryFromBeforeQueueOffer) {
   const fs::path dir = fresh_dir("old-config");
   auto args = small_job(dir);

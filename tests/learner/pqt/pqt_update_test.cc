@@ -388,5 +388,113 @@ TEST(PqtLearner, ExperienceReplayOptionsAndCheckpoint) {
   EXPECT_EQ(a.step(b).total_loss, c.step(b).total_loss);  // same draws, same weights
 }
 
+std::vector<float> blob_of(const PqtLearner& l) {
+  std::vector<float> w(l.layout().num_floats());
+  l.write_blob(w.data());
+  return w;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(static_cast<double>(a[i]) - b[i]));
+  return m;
+}
+
+// The fused pass and the eager (autograd) path give the same updates, in every mode, with lag
+// correction (stale episodes) and with experience replay.
+struct KernelCase {
+  TrainMode mode;
+  double alpha;
+  bool stale;
+};
+
+class PqtKernels : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(PqtKernels, FusedAndEagerGiveTheSameUpdates) {
+  torch::set_num_threads(1);
+  const KernelCase c = GetParam();
+  LearnerOptions o = small(c.mode);
+  o.alpha = c.alpha;
+  o.lr = 1e-3;  // large enough that the weights move visibly
+  LearnerOptions e = o;
+  o.policy_kernel = PolicyKernel::kFused;
+  e.policy_kernel = PolicyKernel::kEager;
+  PqtLearner fused(o), eager(e);
+  const std::vector<float> w0 = blob_of(fused);
+  for (int s = 0; s < 6; ++s) {
+    EpisodeBatch b = random_batch(100 + s, c.stale ? 0 : fused.version());
+    b.resize(fused.fresh_batch_size(), kT);
+    const StepStats sf = fused.step(b);
+    const StepStats se = eager.step(b);
+    EXPECT_NEAR(sf.entropy, se.entropy, 1e-4 * std::abs(se.entropy)) << "step " << s;
+    EXPECT_NEAR(sf.pg_loss, se.pg_loss, 1e-4 * std::max(1.0, std::abs(se.pg_loss))) << "step " << s;
+    if (std::isfinite(se.topk_loss)) {
+      EXPECT_NEAR(sf.topk_loss, se.topk_loss, 1e-4 * std::max(1.0, se.topk_loss));
+    }
+    EXPECT_NEAR(sf.grad_norm, se.grad_norm, 1e-3 * se.grad_norm) << "step " << s;
+  }
+  const std::vector<float> wf = blob_of(fused), we = blob_of(eager);
+  EXPECT_LT(max_abs_diff(wf, we), 1e-5);
+  EXPECT_GT(max_abs_diff(wf, w0), 1e-3);  // the updates were not trivial
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, PqtKernels,
+                         ::testing::Values(KernelCase{TrainMode::kPqt, 0.0, false}, KernelCase{TrainMode::kPg, 0.0, false},
+                                           KernelCase{TrainMode::kPgPqt, 0.0, true},
+                                           KernelCase{TrainMode::kPg, 0.5, false}));
+
+// batches_per_update k: the host state (baselines, queue, version) advances exactly as k
+// consecutive updates, and the weights differ from them only by the gradients' staleness
+// (tiny at a small learning rate). Both kernels.
+class PqtBatchesPerUpdate : public ::testing::TestWithParam<PolicyKernel> {};
+
+TEST_P(PqtBatchesPerUpdate, MatchesConsecutiveUpdatesUpToStaleness) {
+  torch::set_num_threads(1);
+  LearnerOptions o = small(TrainMode::kPgPqt);
+  o.lr = 1e-5;
+  o.policy_kernel = GetParam();
+  LearnerOptions ok = o;
+  ok.batches_per_update = 2;
+  PqtLearner one(o), two(ok);
+  const std::vector<float> w0 = blob_of(one);
+  std::vector<EpisodeBatch> batches;
+  for (int s = 0; s < 4; ++s) batches.push_back(random_batch(200 + s, 0));
+  for (const auto& b : batches) one.step(b);
+  const StepStats st = two.step(std::vector<EpisodeBatch>{batches[0], batches[1]});
+  EXPECT_EQ(st.version, 2u);
+  two.step(std::vector<EpisodeBatch>{batches[2], batches[3]});
+  EXPECT_EQ(two.version(), one.version());
+  ASSERT_EQ(two.baselines().size(), one.baselines().size());
+  for (std::size_t t = 0; t < one.baselines().size(); ++t) EXPECT_DOUBLE_EQ(two.baselines()[t], one.baselines()[t]);
+  EXPECT_EQ(two.queue().size(), one.queue().size());
+  EXPECT_EQ(two.queue().max().tokens, one.queue().max().tokens);
+  const std::vector<float> w1 = blob_of(one), w2 = blob_of(two);
+  double moved = 0.0, apart = 0.0;
+  for (std::size_t i = 0; i < w0.size(); ++i) {
+    moved += (static_cast<double>(w1[i]) - w0[i]) * (static_cast<double>(w1[i]) - w0[i]);
+    apart += (static_cast<double>(w2[i]) - w1[i]) * (static_cast<double>(w2[i]) - w1[i]);
+  }
+  EXPECT_GT(std::sqrt(moved), 1e-5);
+  EXPECT_LT(std::sqrt(apart), 1e-2 * std::sqrt(moved));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PqtBatchesPerUpdate, ::testing::Values(PolicyKernel::kFused, PolicyKernel::kEager));
+
+TEST(PqtLearner, BatchesPerUpdateOptions) {
+  LearnerOptions o = small(TrainMode::kPg);
+  o.batches_per_update = 0;
+  EXPECT_THROW(PqtLearner{o}, UsageError);
+  o.batches_per_update = 2;
+  o.alpha = 0.5;
+  EXPECT_THROW(PqtLearner{o}, UsageError);
+  o.alpha = 0.0;
+  PqtLearner l(o);
+  EXPECT_THROW(l.step(std::vector<EpisodeBatch>{}), UsageError);
+  EXPECT_THROW(l.step(std::vector<EpisodeBatch>(3, random_batch(1, 0))), UsageError);
+  EXPECT_EQ(l.version(), 0u);
+  EXPECT_EQ(parse_policy_kernel("fused"), PolicyKernel::kFused);
+  EXPECT_THROW(parse_policy_kernel("jit"), UsageError);
+}
+
 }  // namespace
 }  // namespace ringrl::learner
