@@ -69,6 +69,7 @@ void run_npe_bench(const NpeCli& c) {
   learner::LearnerBenchOptions lb;
   lb.learner = t.learner;
   lb.seconds = std::min(c.seconds / 2, 5.0);
+  lb.threads = static_cast<int>(learner::pqt_learner_threads(t.learner_threads, t.actors));
   const learner::LearnerBenchResult lr = learner::bench_learner_step(lb);
 
   const double efficiency = ceiling > 0 ? e2e.steady_npe_per_s / ceiling : 0;
@@ -82,6 +83,11 @@ void run_npe_bench(const NpeCli& c) {
                               {"efficiency", efficiency},
                               {"learner_updates_per_s", lr.ours_updates_per_s},
                               {"learner_steps_per_s_in_run", e2e.learner_steps_per_s},
+                              {"learner_threads", lb.threads},
+                              {"learner_eager_updates_per_s", lr.eager_updates_per_s},
+                              {"learner_bare_updates_per_s", lr.bare_updates_per_s},
+                              {"learner_flops_per_update", lr.flops_per_update},
+                              {"learner_gflop_per_s", lr.ours_gflop_per_s},
                               {"lag_p50", e2e.lag_p50},
                               {"lag_max", e2e.lag_max},
                               {"device", lr.device},

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -88,11 +89,14 @@ class BareStep {
 
 LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
   const int saved_threads = torch::get_num_threads();
-  torch::set_num_threads(1);
+  torch::set_num_threads(std::max(1, options.threads));
   keep_freed_memory();
   LearnerBenchResult r;
   {
     PqtLearner ours(options.learner);
+    LearnerOptions eager_options = options.learner;
+    eager_options.policy_kernel = PolicyKernel::kEager;
+    PqtLearner eager(eager_options);
     r.device = ours.device();
     LearnerOptions bare_options = options.learner;
     bare_options.device = r.device;
@@ -106,14 +110,19 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
       for (auto& v : batch.policy_versions) v = ours.version();
       ours.step(batch, options.profiler);
     };
+    auto eager_step = [&] {
+      for (auto& v : batch.policy_versions) v = eager.version();
+      eager.step(batch);
+    };
     for (int i = 0; i < options.warmup_steps; ++i) {
       ours_step();
+      eager_step();
       bare.step();
       bare_fused.step();
     }
     const int rounds = std::max(options.rounds, 1);
     const double slice = options.seconds / rounds;
-    double ours_s = 0.0, bare_s = 0.0, fused_s = 0.0;
+    double ours_s = 0.0, bare_s = 0.0, fused_s = 0.0, eager_s = 0.0;
     for (int round = 0; round < rounds; ++round) {
       auto run = [slice](auto&& fn, long* steps, double* seconds) {
         const auto start = Clock::now();
@@ -126,6 +135,7 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
         *seconds += elapsed;
       };
       run(ours_step, &r.ours_steps, &ours_s);
+      run(eager_step, &r.eager_steps, &eager_s);
       run([&] { bare.step(); }, &r.bare_steps, &bare_s);
       run([&] { bare_fused.step(); }, &r.bare_fused_steps, &fused_s);
     }
@@ -136,9 +146,23 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
     r.bare_fused_updates_per_s = static_cast<double>(r.bare_fused_steps) / fused_s;
     r.ratio = r.ours_updates_per_s / r.bare_updates_per_s;
     r.overhead_ratio = r.ours_updates_per_s / r.bare_fused_updates_per_s;
+    r.eager_updates_per_s = static_cast<double>(r.eager_steps) / eager_s;
+    const LearnerOptions& lo = options.learner;
+    r.flops_per_update = pqt_update_flops(lo.shape, lo.batch_size + (lo.topk_enabled() ? lo.topk_batch_size : 0),
+                                          lo.max_len);
+    r.ours_gflop_per_s = r.flops_per_update * r.ours_updates_per_s * 1e-9;
   }
   torch::set_num_threads(saved_threads);
   return r;
+}
+
+double pqt_update_flops(const PolicyShape& shape, int rows, int steps) {
+  double per_position = 2.0 * shape.top_size() * shape.vocab;
+  for (int l = 0; l < shape.num_layers(); ++l) {
+    const double h = shape.lstm_sizes[static_cast<std::size_t>(l)];
+    per_position += 2.0 * (shape.layer_input(l) + h) * 4.0 * h;
+  }
+  return 3.0 * per_position * rows * steps;
 }
 
 }  // namespace ringrl::learner

@@ -1,6 +1,6 @@
 // model_bench: runs bench_sampler and bench_learner_step once, serially, and prints JSON.
 // Not a ctest; `ringrl bench npe` / `ringrl profile learner` call the same functions.
-//   model_bench [sampler_seconds] [learner_seconds] [trace.json]
+//   model_bench [sampler_seconds] [learner_seconds] [trace.json] [learner_threads]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   const double sampler_s = argc > 1 ? std::atof(argv[1]) : 6.0;
   const double learner_s = argc > 2 ? std::atof(argv[2]) : 20.0;
   const std::string trace = argc > 3 ? argv[3] : "";
+  const int threads = argc > 4 ? std::atoi(argv[4]) : 1;
 
   ringrl::actors::SamplerBenchOptions so;  // B=64, T=100, eos off
   so.seconds = sampler_s;
@@ -35,15 +36,18 @@ int main(int argc, char** argv) {
   lo.learner.device = "cpu";
   lo.seconds = learner_s;
   lo.rounds = 4;
+  lo.threads = threads;
   lo.profiler = trace.empty() ? nullptr : &profiler;
   const auto l = ringrl::learner::bench_learner_step(lo);
   std::printf(
-      " \"learner\": {\"mode\": \"pqt\", \"device\": \"%s\", \"ours_updates_per_s\": %.3f, "
+      " \"learner\": {\"mode\": \"pqt\", \"threads\": %d, \"device\": \"%s\", \"ours_updates_per_s\": %.3f, "
       "\"bare_updates_per_s\": %.3f, \"bare_fused_updates_per_s\": %.3f, "
       "\"ours_ms\": %.2f, \"bare_ms\": %.2f, \"ratio\": %.3f, \"overhead_ratio\": %.3f, "
-      "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld}}\n",
-      l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s, l.ours_ms_per_update,
-      l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.ours_steps, l.bare_steps, l.bare_fused_steps);
+      "\"eager_updates_per_s\": %.3f, \"gflop_per_update\": %.4f, \"ours_gflop_per_s\": %.1f, "
+      "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld, \"eager_steps\": %ld}}\n",
+      threads, l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s, l.ours_ms_per_update,
+      l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.eager_updates_per_s, l.flops_per_update * 1e-9,
+      l.ours_gflop_per_s, l.ours_steps, l.bare_steps, l.bare_fused_steps, l.eager_steps);
   if (!trace.empty()) {
     profiler.write_chrome_trace(trace);
     std::fputs(profiler.summary_table().c_str(), stderr);
