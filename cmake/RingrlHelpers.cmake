@@ -8,6 +8,23 @@ function(ringrl_target_defaults target)
   endif()
 endfunction()
 
+# ringrl_isa_kernels(<sources-var> <avx2.cc> <avx512.cc>): the kernels built once per
+# instruction set and picked at run time. On x86-64 with RINGRL_SAMPLER_DISPATCH and without
+# RINGRL_NATIVE, appends the AVX2 and AVX-512 translation units to <sources-var> with their
+# flags and sets <sources-var>_DISPATCH to TRUE (the caller defines its HAVE_ macros then).
+function(ringrl_isa_kernels sources_var avx2_source avx512_source)
+  set(dispatch FALSE)
+  if(NOT RINGRL_NATIVE AND RINGRL_SAMPLER_DISPATCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+    set_source_files_properties(${avx2_source} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+    # GCC 12 warns falsely about _mm512_undefined_* inside its own AVX-512 headers.
+    set_source_files_properties(${avx512_source} PROPERTIES
+      COMPILE_OPTIONS "-mavx512f;-mavx512dq;-mavx512vl;-mavx512bw;-mavx2;-mfma;-Wno-maybe-uninitialized")
+    set(${sources_var} ${${sources_var}} ${avx2_source} ${avx512_source} PARENT_SCOPE)
+    set(dispatch TRUE)
+  endif()
+  set(${sources_var}_DISPATCH ${dispatch} PARENT_SCOPE)
+endfunction()
+
 if(RINGRL_SANITIZE)
   add_compile_options(-fsanitize=${RINGRL_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${RINGRL_SANITIZE})
