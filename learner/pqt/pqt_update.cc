@@ -215,7 +215,6 @@ struct PqtLearner::Impl {
   torch::Tensor h_blogp;      // [batch_size, T] float
   torch::Tensor h_stale;      // [batch_size] float, 1 = lag-corrected
   std::vector<std::uint64_t> lags;
-  std::vector<double> log_q;                // [rows] replay log-probabilities, this step
   std::vector<std::int32_t> replay_tokens;  // scratch for one replayed program
 
   explicit Impl(const LearnerOptions& options)

@@ -9,7 +9,9 @@
 //   the previous step; the dummy [EOS] target if it is empty, see dummy_topk_on_empty_queue);
 //   forward; total loss; backward; global-norm clip; RMSProp; EMA baseline update (episode
 //   order); push the batch's argmax-reward episode (first index on ties) into the queue;
-//   version += 1. It returns once all device work is done (its stats are read back).
+//   version += 1. The last two depend on the rewards only, so the code does them while it
+//   builds the batch (after the queue draw); the results are those of this order. It returns
+//   once all device work is done (its stats are read back).
 // * Experience replay (§5.5, alpha > 0, PG modes only): a step takes fresh_batch_size()
 //   fresh episodes (B - int(B*alpha) once the replay buffer holds anything, B before) and
 //   adds int(B*alpha) programs drawn from the buffer (roulette wheel, weight
