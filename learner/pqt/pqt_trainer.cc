@@ -105,7 +105,9 @@ class PqtAlgorithm final : public Algorithm {
   std::uint64_t record_mask() const override { return record_type_bit(kRecordProgramEpisode); }
   std::uint64_t ring_bytes() const override {
     if (o_.pace == Pace::kActors) return kActorsPaceRingBytes;
-    return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o_.learner.batch_size) *
+    // batches_per_update K: room for the next K batches while the learner runs on the last K.
+    return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o_.learner.batches_per_update) *
+           static_cast<std::uint64_t>(o_.learner.batch_size) *
            frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(T_)));
   }
   std::size_t blob_bytes() const override { return channel_blob_bytes(layout_.blob()); }
