@@ -69,7 +69,6 @@ class PolicyPass {
   torch::Tensor dlogits_t_;     // [V, P]
   torch::Tensor dh_top_;        // [P, h_top]
   torch::Tensor d_embedded_;    // [P, E]
-  torch::Tensor scratch_;
   std::vector<std::vector<torch::Tensor>> grads_;  // [G][blob tensor]
   std::vector<double> lookup_sq_;
 };

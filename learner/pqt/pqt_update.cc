@@ -182,18 +182,6 @@ PolicyKernel parse_policy_kernel(const std::string& name) {
   throw UsageError("policy_kernel '" + name + "': expected auto, fused or eager");
 }
 
-const char* policy_kernel_name(PolicyKernel kernel) {
-  switch (kernel) {
-    case PolicyKernel::kAuto:
-      return "auto";
-    case PolicyKernel::kFused:
-      return "fused";
-    case PolicyKernel::kEager:
-      return "eager";
-  }
-  return "?";
-}
-
 struct PqtLearner::Impl {
   LearnerOptions o;
   torch::Device device;

@@ -60,7 +60,6 @@ enum class LagCorrection { kNone, kTruncatedPerToken };
 enum class PolicyKernel { kAuto, kFused, kEager };
 /// "auto" / "fused" / "eager"; UsageError otherwise.
 PolicyKernel parse_policy_kernel(const std::string& name);
-const char* policy_kernel_name(PolicyKernel kernel);
 
 /// Paper magic: PG and entropy are batch means times 64 (MAGIC_LOSS_MULTIPLIER, §5.3).
 inline constexpr double kMagicLossMultiplier = 64.0;
