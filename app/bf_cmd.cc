@@ -27,6 +27,7 @@
 #include "app/flat_json.h"
 #include "bench/bf_bench.h"
 #include "common/errors.h"
+#include "common/supervisor.h"
 #include "envs/bf/machine.h"
 #include "envs/bf/scorer.h"
 #include "envs/bf/tasks.h"
@@ -465,7 +466,10 @@ void add_bench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--python", options->python, "Python interpreter")->capture_default_str();
   cmd->add_option("--reference", options->reference_script, "Path of bf_reference.py");
-  cmd->callback([options, json] {
+  auto no_cli = std::make_shared<bool>(false);
+  cmd->add_flag("--no-cli", *no_cli, "Skip timing the same programs through `ringrl bf score --jsonl`");
+  cmd->callback([options, json, no_cli] {
+    if (!*no_cli) options->cli = sibling_executable("ringrl");
     const bench::BfBenchReport r = bench::run_bf_bench(*options);
     Json j;
     j["bench"] = "bf";
@@ -475,6 +479,11 @@ void add_bench(CLI::App& bench) {
     j["step_limited_fraction"] = r.step_limited_fraction;
     j["instructions_per_s"] = r.instructions_per_s;
     j["plain_instructions_per_s"] = r.plain_instructions_per_s;
+    if (r.cli_programs_per_s) {
+      j["cli_programs_per_s"] = *r.cli_programs_per_s;
+      j["cli_cpu_programs_per_s"] = *r.cli_cpu_programs_per_s;
+      j["in_process_over_cli"] = r.programs_per_s / *r.cli_programs_per_s;
+    }
     if (r.baseline_programs_per_s) {
       j["baseline_programs"] = std::min(options->baseline_programs, options->programs);
       j["baseline_programs_per_s"] = *r.baseline_programs_per_s;
@@ -490,6 +499,12 @@ void add_bench(CLI::App& bench) {
                 options->task.c_str(), r.programs_per_s, 100.0 * r.step_limited_fraction);
     std::printf("bf long-running programs: %.3g instructions/s fast, %.3g plain\n", r.instructions_per_s,
                 r.plain_instructions_per_s);
+    if (r.cli_programs_per_s) {
+      std::printf(
+          "ringrl bf score --jsonl (one new process, the same programs): %.0f programs/s wall, %.0f/s CPU; "
+          "in-process is %.2fx\n",
+          *r.cli_programs_per_s, *r.cli_cpu_programs_per_s, r.programs_per_s / *r.cli_programs_per_s);
+    }
     if (r.baseline_programs_per_s) {
       std::printf(
           "python reference: %.0f programs/s; C++ on the same programs %.0f/s; "

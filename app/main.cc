@@ -1,6 +1,11 @@
 // ringrl: one binary, one subcommand per user task (see `ringrl --help`).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
 #include <system_error>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -9,6 +14,42 @@
 
 #include "app/commands.h"
 #include "common/errors.h"
+#include "common/supervisor.h"
+
+namespace {
+
+#ifdef RINGRL_FULL_BINARY
+// The command that argv names, as far as this executable's tree knows it: the deepest
+// subcommand reached by argv's leading words (stopping at the first option).
+const CLI::App* named_command(const CLI::App& root, int argc, char** argv) {
+  const CLI::App* node = &root;
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::string word = argv[i];
+    const auto found = node->get_subcommands([&](const CLI::App* sub) { return sub->check_name(word); });
+    if (found.empty()) break;
+    node = found.front();
+  }
+  return node;
+}
+
+// Replaces this process with RINGRL_FULL_BINARY from this executable's directory, with the
+// same arguments (app/CMakeLists.txt). Returns only on failure, with the exit status.
+int run_full_binary(char** argv) {
+  std::string full;
+  try {
+    full = ringrl::sibling_executable(RINGRL_FULL_BINARY);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ringrl: error: %s\n", e.what());
+    return 1;
+  }
+  execv(full.c_str(), argv);
+  std::fprintf(stderr, "ringrl: error: this command runs in %s, which cannot be started: %s\n", full.c_str(),
+               std::strerror(errno));
+  return 1;
+}
+#endif
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries results (JSON lines, tables) only.
@@ -26,6 +67,11 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   ringrl::app::CommandTree tree{root, *train, *bench, *profile};
   ringrl::app::add_registered_commands(tree);
+#ifdef RINGRL_FULL_BINARY
+  // The shared parents (and the root) list every command only in the full binary.
+  const CLI::App* command = named_command(root, argc, argv);
+  if (command == &root || command == train || command == profile || command == bench) return run_full_binary(argv);
+#endif
 
   try {
     root.parse(argc, argv);

@@ -1,7 +1,14 @@
 #include "bench/bf_bench.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 #include <cstdio>
 #include <fstream>
@@ -187,6 +194,88 @@ BaselineRun run_baseline(const BfBenchOptions& options, bf::Scorer& scorer, cons
   return run;
 }
 
+struct CliRun {
+  double programs_per_s = 0;
+  double cpu_programs_per_s = 0;
+};
+
+// Streams programs[0, count) through `cli bf score --jsonl` (a child process reading a file of
+// JSON lines, answering into a pipe that this thread reads to the end).
+CliRun run_cli_stream(const std::string& cli, const std::string& task, const std::vector<std::string>& programs) {
+  char path[] = "/tmp/ringrl-bf-bench-XXXXXX";
+  const int input = mkstemp(path);
+  if (input < 0) throw std::runtime_error("bf bench: cannot create a temporary file");
+  {
+    std::ofstream file(path);
+    for (const std::string& code : programs) {
+      file << nlohmann::json{{"task", task}, {"code", code}}.dump() << '\n';
+    }
+  }
+  unlink(path);  // the open descriptor keeps the file until the child is done
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) {
+    close(input);
+    throw std::runtime_error("bf bench: pipe: " + std::string(std::strerror(errno)));
+  }
+  rusage before{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    lseek(input, 0, SEEK_SET);
+    dup2(input, STDIN_FILENO);
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    close(pipe_fds[0]);
+    execl(cli.c_str(), cli.c_str(), "bf", "score", "--jsonl", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(input);
+  close(pipe_fds[1]);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    throw std::runtime_error("bf bench: fork: " + std::string(std::strerror(errno)));
+  }
+  std::size_t lines = 0;
+  std::size_t errors = 0;
+  char buffer[1 << 16];
+  std::size_t column = 0;  // of the next byte in its line
+  for (ssize_t got; (got = read(pipe_fds[0], buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (ssize_t k = 0; k < got; ++k) {
+      // An answer is {"total_reward":...}; an error line is {"error":...}.
+      if (column == 2 && buffer[k] == 'e') ++errors;
+      ++column;
+      if (buffer[k] == '\n') {
+        ++lines;
+        column = 0;
+      }
+    }
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rusage after{};
+  getrusage(RUSAGE_CHILDREN, &after);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("bf bench: `" + cli + " bf score --jsonl` failed");
+  }
+  if (lines != programs.size() || errors != 0) {
+    throw std::runtime_error("bf bench: `" + cli + " bf score --jsonl` answered " + std::to_string(lines) +
+                             " lines (" + std::to_string(errors) + " errors) for " +
+                             std::to_string(programs.size()) + " programs");
+  }
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  const double cpu = seconds(after.ru_utime) - seconds(before.ru_utime) + seconds(after.ru_stime) -
+                     seconds(before.ru_stime);
+  const double n = static_cast<double>(programs.size());
+  return {n / wall, cpu > 0 ? n / cpu : 0.0};
+}
+
 }  // namespace
 
 BfBenchReport run_bf_bench(const BfBenchOptions& options) {
@@ -202,6 +291,11 @@ BfBenchReport run_bf_bench(const BfBenchOptions& options) {
   std::int64_t plain_steps = 0;
   report.plain_instructions_per_s = time_long_programs(bf::Engine::kPlain, &plain_steps);
 
+  if (!options.cli.empty()) {
+    const CliRun cli = run_cli_stream(options.cli, options.task, programs);
+    report.cli_programs_per_s = cli.programs_per_s;
+    report.cli_cpu_programs_per_s = cli.cpu_programs_per_s;
+  }
   if (options.baseline) {
     const std::size_t count = std::min(options.baseline_programs, programs.size());
     const BaselineRun baseline = run_baseline(options, scorer, programs, count);

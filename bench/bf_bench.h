@@ -5,7 +5,10 @@
 // instructions per second on long-running programs (the known-code reference programs on
 // long inputs, no step limit, exact state), for the fast and the plain engine; optionally
 // (3) the same random programs through scripts/bf_reference.py, a plain Python transcription
-// of the original scorer, for the speed-up ratio and a reward cross-check.
+// of the original scorer, for the speed-up ratio and a reward cross-check; (4) with a
+// `cli` path, the same programs as a `CLI bf score --jsonl` stream: a child process started,
+// fed every program as one JSON line and read to its last answer, timed in wall seconds from
+// the start to the exit (start-up, parsing and formatting included), against (1).
 //
 // Runs on the calling thread only. Never part of ctest.
 #pragma once
@@ -25,6 +28,7 @@ struct BfBenchOptions {
   std::size_t baseline_programs = 1000;  // programs given to the Python reference
   std::string python = "python3";
   std::string reference_script;  // empty: scripts/bf_reference.py of this source tree
+  std::string cli;               // the `ringrl` executable for (4); empty: not measured
 };
 
 struct BfBenchReport {
@@ -33,6 +37,9 @@ struct BfBenchReport {
   double instructions_per_s = 0;        // fast engine, long-running programs
   double plain_instructions_per_s = 0;  // plain engine, same programs
   std::int64_t instructions = 0;        // BF steps in one pass over the long-running set
+  // Only with `cli`:
+  std::optional<double> cli_programs_per_s;      // `ringrl bf score --jsonl`, wall time
+  std::optional<double> cli_cpu_programs_per_s;  // the same, the child's CPU time
   // Only with `baseline`:
   std::optional<double> baseline_programs_per_s;   // Python reference, first N programs
   std::optional<double> subset_programs_per_s;     // C++ scorer, the same N programs

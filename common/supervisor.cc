@@ -19,6 +19,8 @@ namespace {
 constexpr auto kReapPoll = std::chrono::milliseconds(5);
 constexpr int kExecFailedStatus = 127;
 
+}  // namespace
+
 std::string self_executable() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -27,7 +29,10 @@ std::string self_executable() {
   return buf;
 }
 
-}  // namespace
+std::string sibling_executable(std::string_view name) {
+  const std::string self = self_executable();
+  return self.substr(0, self.rfind('/') + 1) + std::string(name);
+}
 
 std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));

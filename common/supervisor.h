@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/run_segment.h"
@@ -70,6 +71,11 @@ class Supervisor {
   std::vector<Child> children_;
   bool stopped_ = false;
 };
+
+/// Path of this process's executable (/proc/self/exe). Throws std::system_error.
+std::string self_executable();
+/// Path of the executable `name` in the directory of this process's executable.
+std::string sibling_executable(std::string_view name);
 
 /// Human form of a waitpid status: "exit status 3", "signal 9 (Killed)".
 std::string describe_wait_status(int status);
