@@ -4,7 +4,10 @@
 // pause() once per failed poll. The first kSpinPolls polls spin with a CPU pause hint (the
 // other side is usually about to publish), the next kYieldPolls call sched_yield() (so a
 // producer and consumer sharing one core hand it over at once), and after that each poll
-// sleeps kSleep. Pure spinning collapses throughput ~60x when processes outnumber cores.
+// sleeps, kMinSleep at first and twice as long each time up to kMaxSleep. Pure spinning
+// collapses throughput ~60x when processes outnumber cores; a short fixed sleep, in a long
+// wait (an actor whose ring is full while the learner trains), wakes the waiter thousands of
+// times a second, and each wake-up preempts a thread that has work.
 //
 // wait_until() is the one blocking loop every shared-memory wait in ringrl goes through: it
 // polls `ready`, honours a stop flag and a timeout, and says which of the three ended it.
@@ -12,6 +15,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -23,7 +27,8 @@ class Backoff {
  public:
   static constexpr std::uint32_t kSpinPolls = 64;    // busy polls before yielding
   static constexpr std::uint32_t kYieldPolls = 256;  // sched_yield polls before sleeping
-  static constexpr std::chrono::microseconds kSleep{50};
+  static constexpr std::chrono::microseconds kMinSleep{50};
+  static constexpr std::chrono::microseconds kMaxSleep{800};
 
   void pause() noexcept {
     if (polls_ < kSpinPolls) {
@@ -33,15 +38,20 @@ class Backoff {
     } else if (polls_ < kSpinPolls + kYieldPolls) {
       sched_yield();
     } else {
-      std::this_thread::sleep_for(kSleep);
+      std::this_thread::sleep_for(sleep_);
+      sleep_ = std::min(2 * sleep_, kMaxSleep);
     }
     if (polls_ != UINT32_MAX) ++polls_;
   }
-  void reset() noexcept { polls_ = 0; }
+  void reset() noexcept {
+    polls_ = 0;
+    sleep_ = kMinSleep;
+  }
   std::uint32_t polls() const noexcept { return polls_; }
 
  private:
   std::uint32_t polls_ = 0;
+  std::chrono::microseconds sleep_ = kMinSleep;
 };
 
 enum class WaitResult { kReady, kStopped, kTimedOut };

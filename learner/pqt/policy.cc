@@ -230,16 +230,16 @@ void lstm_forward_threads(const LstmLayerDims& d, const float* pre, const float*
 
 void lstm_backward_threads(const LstmLayerDims& d, const float* kh, const float* acts, const float* cs,
                            const float* tcs, const float* dh_out, float* dg, float* dbias) {
-  // Per chunk: 2 rows h floats of state, then 4h of bias-gradient partial sums.
+  // Per chunk: its kernel scratch, then 4h of bias-gradient partial sums.
   const std::size_t gates = 4 * static_cast<std::size_t>(d.hidden);
-  const std::size_t state = 2 * static_cast<std::size_t>(d.batch) * d.hidden;
   const int chunks = row_chunks(d.batch);
-  float* scratch = scratch_floats(state + gates * chunks);
-  float* partial = scratch + state;
+  const auto per_chunk = static_cast<std::size_t>(lstm_backward_scratch((d.batch + chunks - 1) / chunks, d.hidden));
+  float* scratch = scratch_floats((per_chunk + gates) * chunks);
+  float* partial = scratch + per_chunk * chunks;
   std::fill(partial, partial + gates * chunks, 0.0f);
   over_row_chunks(d.batch, [&](int begin, int end, int chunk) {
     policy_kernels().backward(d, begin, end, kh, acts, cs, tcs, dh_out, dg,
-                              dbias != nullptr ? partial + chunk * gates : nullptr, scratch + 2 * begin * d.hidden);
+                              dbias != nullptr ? partial + chunk * gates : nullptr, scratch + chunk * per_chunk);
   });
   if (dbias == nullptr) return;
   for (int c = 0; c < chunks; ++c) {

@@ -14,7 +14,7 @@
 // * backward: from forward's arrays and dh_out = dL/dh_t [T, N, h], writes dg = dL/dpre
 //   [T, N, 4h] (which is also dL/d(h_{t-1} kh)); the caller forms dL/dkh = sum_t h_{t-1}^T dg_t
 //   as one GEMM. Adds the sum of dg over the rows and steps to dbias [4h] unless it is null.
-//   `scratch` holds 2 (row_end - row_begin) h floats.
+//   `scratch` holds lstm_backward_scratch(row_end - row_begin, h) floats.
 // * Both work on the rows [row_begin, row_end) of every step and touch no other row, so
 //   disjoint row ranges may run on different threads at once (the recurrence never mixes
 //   rows); each call needs its own scratch.
@@ -31,6 +31,8 @@
 //   logit is a constant).
 #pragma once
 
+#include <vector>
+
 namespace ringrl::learner {
 
 struct LstmLayerDims {
@@ -39,8 +41,12 @@ struct LstmLayerDims {
   int hidden = 0;  // h
 };
 
+/// x rounded up to whole 16-float vectors (the width of the kernels' padded weight copies).
+inline int padded16(int x) { return (x + 15) / 16 * 16; }
 /// Scratch floats one forward call needs.
-inline int lstm_forward_scratch(int hidden) { return 4 * hidden * (hidden + 1); }
+inline int lstm_forward_scratch(int hidden) { return hidden * padded16(4 * hidden) + 4 * hidden; }
+/// Scratch floats one backward call over `rows` rows needs.
+inline int lstm_backward_scratch(int rows, int hidden) { return 2 * rows * hidden + 4 * hidden * padded16(hidden); }
 
 struct PolicyKernels {
   void (*forward)(const LstmLayerDims& d, int row_begin, int row_end, const float* pre, const float* kh,
@@ -56,6 +62,8 @@ struct PolicyKernels {
 
 /// The best kernels for this CPU (AVX-512, AVX2+FMA or baseline x86-64), chosen once.
 const PolicyKernels& policy_kernels();
+/// Every build of the kernels this CPU runs, baseline first (for tests and benchmarks).
+std::vector<const PolicyKernels*> available_policy_kernels();
 
 namespace detail {
 extern const PolicyKernels kPolicyKernelsGeneric;

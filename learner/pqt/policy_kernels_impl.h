@@ -9,7 +9,11 @@
 #endif
 
 #include <Eigen/Core>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -19,8 +23,6 @@ namespace ringrl::learner {
 namespace {
 
 using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatMap = Eigen::Map<RowMat>;
-using ConstMatMap = Eigen::Map<const RowMat>;
 
 /// Sigmoid over n contiguous floats, as (tanh(x / 2) + 1) / 2 through Eigen's vectorised tanh
 /// (the actors' sampler computes it the same way).
@@ -32,6 +34,76 @@ void sigmoid_in_place(float* x, std::size_t n) {
 void tanh_into(const float* x, std::size_t n, float* y) {
   Eigen::Map<Eigen::ArrayXf>(y, static_cast<Eigen::Index>(n)) =
       Eigen::Map<const Eigen::ArrayXf>(x, static_cast<Eigen::Index>(n)).tanh();
+}
+
+using PaddedMap = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
+
+// The recurrent products of a step, c[n, m] (+)= a[n, kdim] b[kdim, m], where b is a weight
+// copy whose rows are padded to padded16(m) floats with zeros (ldb). They are small (n rows of
+// one shard, m = 4h or h): a general GEMM would pack b again at every step.
+#if defined(__AVX512F__)
+// R rows at once over V vectors of 16 columns: every b load feeds R FMAs, and the R V
+// accumulators stay in registers (R V <= 24 of the 32).
+template <int V, int R>
+inline void padded_rows(const float* a, int lda, int kdim, const float* b, float* c, int ldc, __mmask16 tail,
+                        bool accumulate) {
+  __m512 acc[R][V];
+  for (int i = 0; i < R; ++i) {
+    for (int v = 0; v < V; ++v) {
+      const __mmask16 m = v == V - 1 ? tail : static_cast<__mmask16>(0xFFFF);
+      acc[i][v] = accumulate ? _mm512_maskz_loadu_ps(m, c + i * ldc + 16 * v) : _mm512_setzero_ps();
+    }
+  }
+  for (int k = 0; k < kdim; ++k) {
+    const float* bk = b + k * 16 * V;
+    for (int v = 0; v < V; ++v) {
+      const __m512 w = _mm512_loadu_ps(bk + 16 * v);
+      for (int i = 0; i < R; ++i) acc[i][v] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k]), w, acc[i][v]);
+    }
+  }
+  for (int i = 0; i < R; ++i) {
+    for (int v = 0; v < V; ++v) {
+      const __mmask16 m = v == V - 1 ? tail : static_cast<__mmask16>(0xFFFF);
+      _mm512_mask_storeu_ps(c + i * ldc + 16 * v, m, acc[i][v]);
+    }
+  }
+}
+
+template <int V>
+void padded_product_v(int n, const float* a, int lda, int kdim, const float* b, float* c, int ldc, __mmask16 tail,
+                      bool accumulate) {
+  constexpr int R = std::min(8, 24 / V);
+  int r = 0;
+  for (; r + R <= n; r += R) padded_rows<V, R>(a + r * lda, lda, kdim, b, c + r * ldc, ldc, tail, accumulate);
+  for (; r < n; ++r) padded_rows<V, 1>(a + r * lda, lda, kdim, b, c + r * ldc, ldc, tail, accumulate);
+}
+#endif
+
+void padded_product(int n, int m, const float* a, int lda, int kdim, const float* b, float* c, int ldc,
+                    bool accumulate) {
+#if defined(__AVX512F__)
+  const __mmask16 tail = m % 16 == 0 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (m % 16)) - 1);
+  switch ((m + 15) / 16) {
+    case 1: return padded_product_v<1>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 2: return padded_product_v<2>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 3: return padded_product_v<3>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 4: return padded_product_v<4>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 5: return padded_product_v<5>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 6: return padded_product_v<6>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 7: return padded_product_v<7>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 8: return padded_product_v<8>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    case 9: return padded_product_v<9>(n, a, lda, kdim, b, c, ldc, tail, accumulate);
+    default: break;  // wider than the registers hold: the general product below
+  }
+#endif
+  const PaddedMap bm(b, kdim, m, Eigen::OuterStride<>(padded16(m)));
+  Eigen::Map<RowMat, 0, Eigen::OuterStride<>> cm(c, n, m, Eigen::OuterStride<>(ldc));
+  const Eigen::Map<const RowMat, 0, Eigen::OuterStride<>> am(a, n, kdim, Eigen::OuterStride<>(lda));
+  if (accumulate) {
+    cm.noalias() += am * bm;
+  } else {
+    cm.noalias() = am * bm;
+  }
 }
 
 // One row of a step. Pointer arguments are __restrict so that the loops vectorise.
@@ -107,16 +179,18 @@ void forward(const LstmLayerDims& d, int row_begin, int row_end, const float* pr
   cs += static_cast<std::size_t>(row_begin) * h;
   tcs += static_cast<std::size_t>(row_begin) * h;
   hs += static_cast<std::size_t>(row_begin) * h;
-  MatMap k2(scratch, h, g4);
-  k2 = ConstMatMap(kh, h, g4);
-  k2.middleCols(h, h) *= 2.0f;
-  float* cb = scratch + static_cast<std::size_t>(h) * g4;
+  const int g4p = padded16(g4);
+  float* k2 = scratch;  // kh with j doubled, rows padded to g4p
+  for (int k = 0; k < h; ++k) {
+    for (int u = 0; u < g4p; ++u) k2[k * g4p + u] = u < g4 ? kh[k * g4 + u] * (u >= h && u < 2 * h ? 2.0f : 1.0f) : 0.0f;
+  }
+  float* cb = scratch + static_cast<std::size_t>(h) * g4p;
   for (int u = 0; u < g4; ++u) cb[u] = (bias != nullptr ? bias[u] : 0.0f) + (u / h == 2 ? forget_bias : 0.0f);
   for (int t = 0; t < d.steps; ++t) {
     float* a = acts + t * gate_step;
     const float* p = pre + t * gate_step;
     for (int r = 0; r < n; ++r) stage_row(h, p + r * g4, cb, a + r * g4);
-    if (t > 0) MatMap(a, n, g4).noalias() += ConstMatMap(hs + (t - 1) * state_step, n, h) * k2;
+    if (t > 0) padded_product(n, g4, hs + (t - 1) * state_step, h, h, k2, a, g4, /*accumulate=*/true);
     sigmoid_in_place(a, static_cast<std::size_t>(n) * g4);
     float* c = cs + t * state_step;
     const float* c_prev = t > 0 ? cs + (t - 1) * state_step : nullptr;
@@ -139,9 +213,13 @@ void backward(const LstmLayerDims& d, int row_begin, int row_end, const float* k
   cs += static_cast<std::size_t>(row_begin) * h;
   tcs += static_cast<std::size_t>(row_begin) * h;
   dh_out += static_cast<std::size_t>(row_begin) * h;
-  const ConstMatMap k(kh, h, g4);
-  float* dh_rec = scratch;      // dL/dh_t through h_t -> step t + 1
-  float* dc = scratch + slice;  // dL/dc_t through c_t -> c_{t+1}
+  const int hp = padded16(h);
+  float* dh_rec = scratch;           // dL/dh_t through h_t -> step t + 1
+  float* dc = scratch + slice;       // dL/dc_t through c_t -> c_{t+1}
+  float* kt = scratch + 2 * slice;   // kh transposed, rows padded to hp
+  for (int u = 0; u < g4; ++u) {
+    for (int k = 0; k < hp; ++k) kt[u * hp + k] = k < h ? kh[k * g4 + u] : 0.0f;
+  }
   std::memset(dh_rec, 0, sizeof(float) * slice);
   std::memset(dc, 0, sizeof(float) * slice);
   for (int t = d.steps - 1; t >= 0; --t) {
@@ -156,7 +234,7 @@ void backward(const LstmLayerDims& d, int row_begin, int row_end, const float* k
                         g + r * g4);
       if (dbias != nullptr) add_row(g4, g + r * g4, dbias);
     }
-    if (t > 0) MatMap(dh_rec, n, h).noalias() = ConstMatMap(g, n, g4) * k.transpose();
+    if (t > 0) padded_product(n, h, g, g4, g4, kt, dh_rec, h, /*accumulate=*/false);
   }
 }
 

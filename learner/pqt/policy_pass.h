@@ -15,15 +15,27 @@
 //   group_grads(g); the embedding gradient is dense (rows not looked up are 0). lookup_sq(g)
 //   is the sum of squares of the per-lookup embedding gradients (how TF's global norm counts an
 //   IndexedSlices gradient). One group gives the gradient of the whole batch.
+// * group_input_tokens(g): the embedding rows group g looked up, one per position, in no
+//   particular order.
 // * Every buffer is allocated on the first pass of a shape and kept; a pass allocates nothing
-//   else of that size. The LSTM layers and the head run learner/pqt/policy_kernels.h, split
-//   over torch's intra-op threads by batch rows; GEMMs run through LibTorch (MKL).
+//   else of that size. The LSTM layers and the head run learner/pqt/policy_kernels.h; GEMMs run
+//   through LibTorch (MKL).
+// * Threads: forward() reads torch's intra-op thread count N (the learner's threads). With
+//   N = 1 the pass runs on the calling thread. With N > 1 every group's rows are cut into
+//   S = min(rows per group, kShardsPerThread N) shards of near-equal size. Rows never mix (the
+//   recurrence, the head and the loss are row by row), so each shard is a pass of its own, and
+//   the shards run as oneTBB tasks on N threads, taken as threads come free: a thread that an
+//   actor process preempts holds up only the shard it has. BLAS runs single-threaded inside
+//   them, and each task runs in the caller's floating-point mode (subnormals flushed or not).
+//   A group's gradient is the sum of its shards' in shard order, so the numbers do not depend
+//   on the scheduling; they differ from one shard's by float summation order only.
 // * The policy's parameters are read at each call (no copy); the pass never writes them.
 // * CPU and float32 only (PolicyPass::supports says whether a policy qualifies).
 #pragma once
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <vector>
 
 #include "learner/pqt/policy.h"
@@ -32,43 +44,43 @@ namespace ringrl::learner {
 
 class PolicyPass {
  public:
+  /// Shards per learner thread: enough that a preempted thread leaves the others work.
+  static constexpr int kShardsPerThread = 2;
+
   explicit PolicyPass(Policy policy);
+  ~PolicyPass();
+  PolicyPass(const PolicyPass&) = delete;
+  PolicyPass& operator=(const PolicyPass&) = delete;
 
   static bool supports(const Policy& policy);
 
   void forward(const torch::Tensor& tokens, int groups = 1);
-  /// [G n, T] views over fresh tensors (safe to keep across passes).
+  /// [G n, T] (safe to keep across passes).
   torch::Tensor action_log_probs() const;
   torch::Tensor entropy_steps() const;
-  /// The embedding rows the forward looked up (int64, one per position).
-  const torch::Tensor& input_tokens() const { return input_tokens_; }
+  torch::Tensor group_input_tokens(int g) const;
 
   void backward(const torch::Tensor& ca, const torch::Tensor& ce);
-  const std::vector<torch::Tensor>& group_grads(int g) const { return grads_[static_cast<std::size_t>(g)]; }
-  double lookup_sq(int g) const { return lookup_sq_[static_cast<std::size_t>(g)]; }
+  const std::vector<torch::Tensor>& group_grads(int g) const;
+  double lookup_sq(int g) const;
+
+  /// Shards of the last forward (1 on one thread).
+  int shards() const { return static_cast<int>(active_); }
 
  private:
-  struct Layer {
-    torch::Tensor pre, acts, cs, tcs, hs, dg, dx;  // [G, T, n, *] (time-major inside a group)
-  };
-  void resize(int groups, int rows_per_group, int steps);
-  /// [G n, T] (row-major by row) -> [G, T, n] and back.
-  torch::Tensor to_position_order(const torch::Tensor& by_row) const;
-  torch::Tensor to_row_order(const torch::Tensor& by_position) const;
+  class Shard;    // the pass over one row range (policy_pass.cc)
+  struct Threads;  // the oneTBB arena
+  template <typename Fn>
+  void run_shards(const Fn& fn);
 
   Policy policy_;
-  int groups_ = 0, n_ = 0, t_ = 0;
-  std::vector<Layer> layers_;
-  torch::Tensor embedded_;      // [P, E] float, P = G T n positions
-  torch::Tensor input_tokens_;  // [P] int64
-  torch::Tensor inputs32_;      // [P] int32 (input tokens)
-  torch::Tensor actions32_;     // [P] int32 (drawn tokens)
-  torch::Tensor logits_t_;      // [V, P]
-  torch::Tensor log_probs_t_;   // [V, P]
-  torch::Tensor alp_, ent_;     // [P]
-  torch::Tensor dlogits_t_;     // [V, P]
-  torch::Tensor dh_top_;        // [P, h_top]
-  torch::Tensor d_embedded_;    // [P, E]
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<torch::Tensor> shard_rows_;  // int64 indices into the [G n] rows, per shard
+  std::size_t active_ = 0;                 // shards of the last forward
+  std::unique_ptr<Threads> threads_;
+  int groups_ = 0, n_ = 0, steps_ = 0;
+  // Merged results (S > 1).
+  torch::Tensor alp_, ent_;                        // [G n, T]
   std::vector<std::vector<torch::Tensor>> grads_;  // [G][blob tensor]
   std::vector<double> lookup_sq_;
 };

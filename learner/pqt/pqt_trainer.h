@@ -66,8 +66,8 @@ struct PqtTrainOptions : RunSettings {
   std::uint32_t max_policy_lag = 8;
   Pace pace = Pace::kLearner;
   QueueOffer queue_offer = QueueOffer::kBatchBest;
-  /// Torch intra-op threads of the learner (its GEMMs, and the LSTM layer kernels split over
-  /// the batch rows); 0 = auto, see pqt_learner_threads().
+  /// The learner's threads (the fused pass's row shards, policy_pass.h; torch's intra-op
+  /// threads on the eager path); 0 = auto, see pqt_learner_threads().
   std::uint32_t learner_threads = 0;
 
   /// Throws UsageError naming the first bad field.
@@ -106,10 +106,10 @@ TrainSummary run_pqt_training(const PqtTrainOptions& options);
 /// it by hand. `options` (validated) must outlive it.
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options);
 
-/// The learner's thread count: `requested` when > 0; else (auto) one per CPU no actor holds
-/// (at least 1, at most kMaxAutoLearnerThreads).
+/// The learner's thread count: `requested` when > 0; else (auto) one per CPU no actor holds,
+/// and at least two where the process may run on two CPUs (at most kMaxAutoLearnerThreads).
 std::uint32_t pqt_learner_threads(std::uint32_t requested, std::uint32_t actors);
-/// Most threads auto picks: the LSTM kernels split the batch into chunks of >= 8 rows.
+/// Most threads auto picks: a batch of 64 rows makes 2 shards per thread (policy_pass.h).
 inline constexpr std::uint32_t kMaxAutoLearnerThreads = 8;
 
 /// The model of a PQT checkpoint or final model (RUN_DIR/model-rep<R>.ckpt), loaded into a

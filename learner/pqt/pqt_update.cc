@@ -404,16 +404,14 @@ struct PqtLearner::Impl {
 
     // 1. Batch build (host state advances batch by batch, as in the original).
     std::vector<Group> groups;
-    int rows = 0;   // staged rows
-    int stride = 0; // rows per group in the pass (k > 1: every group padded to rows_max)
+    int rows = 0;  // staged rows (k > 1: every group padded to rows_max)
     {
       auto scope = profile_scope(profiler, Phase::kBatchBuild);
       for (int j = 0; j < k; ++j) {
         const int row0 = j * rows_max;
         groups.push_back(stage(*batches[static_cast<std::size_t>(j)], j, row0, k > 1 ? rows_max : 0));
       }
-      stride = k > 1 ? rows_max : groups[0].npg + groups[0].k_rows;
-      rows = k * stride;
+      rows = k * (k > 1 ? rows_max : groups[0].npg + groups[0].k_rows);
     }
     bool any_stale = false;
     for (const Group& g : groups) any_stale = any_stale || g.any_stale;
@@ -568,7 +566,7 @@ struct PqtLearner::Impl {
         // Sparse embedding update: the rows this batch looked up (padding included).
         const Group& g = groups[static_cast<std::size_t>(j)];
         const torch::Tensor looked_up =
-            pass ? pass->input_tokens().narrow(0, static_cast<int64_t>(j) * stride * t_max, static_cast<int64_t>(stride) * t_max)
+            pass ? pass->group_input_tokens(j)
                  : fwd.input_tokens.narrow(0, g.row0, g.npg + g.k_rows).reshape({-1});
         const torch::Tensor emb_rows =
             torch::zeros({o.shape.vocab}, torch::TensorOptions().dtype(torch::kFloat32).device(device))

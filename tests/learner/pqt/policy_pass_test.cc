@@ -112,6 +112,48 @@ TEST(PolicyPass, GroupsGiveEachGroupsOwnGradient) {
   }
 }
 
+// With N threads the rows are cut into shards that run on a oneTBB arena; the numbers are the
+// one-thread pass's up to float summation order, whatever the scheduling.
+TEST(PolicyPass, ShardsOverThreadsGiveTheOneThreadNumbers) {
+  torch::manual_seed(9);
+  Policy p = make_policy(false, {35, 35});
+  const int groups = 2, n = 13, t = 17;
+  const torch::Tensor actions = torch::randint(1, 9, {groups * n, t}, torch::kInt64);
+  const torch::Tensor ca = torch::randn({groups * n, t});
+  const torch::Tensor ce = torch::randn({groups * n, t});
+  const int saved = torch::get_num_threads();
+  torch::set_num_threads(1);
+  PolicyPass one(p);
+  one.forward(actions, groups);
+  one.backward(ca, ce);
+  EXPECT_EQ(one.shards(), 1);
+  for (const int threads : {2, 3}) {
+    torch::set_num_threads(threads);
+    PolicyPass sharded(p);
+    for (int pass = 0; pass < 2; ++pass) {  // the second pass reuses every buffer
+      sharded.forward(actions, groups);
+      sharded.backward(ca, ce);
+    }
+    const std::string tag = std::to_string(threads) + " threads";
+    EXPECT_EQ(sharded.shards(), 2 * threads) << tag;
+    expect_close(sharded.action_log_probs(), one.action_log_probs(), tag + ": log pi(a)");
+    expect_close(sharded.entropy_steps(), one.entropy_steps(), tag + ": entropy");
+    for (int g = 0; g < groups; ++g) {
+      for (std::size_t k = 0; k < one.group_grads(g).size(); ++k) {
+        const torch::Tensor& want = one.group_grads(g)[k];
+        const double scale = want.abs().max().item<double>();
+        EXPECT_LE((sharded.group_grads(g)[k] - want).abs().max().item<double>(), 1e-5 * scale)
+            << tag << ": group " << g << " gradient " << k;
+      }
+      EXPECT_NEAR(sharded.lookup_sq(g), one.lookup_sq(g), 1e-5 * one.lookup_sq(g)) << tag;
+      EXPECT_TRUE(torch::equal(std::get<0>(sharded.group_input_tokens(g).sort()),
+                               std::get<0>(one.group_input_tokens(g).sort())))
+          << tag << ": group " << g << " looked-up rows";
+    }
+  }
+  torch::set_num_threads(saved);
+}
+
 TEST(PolicyPass, RefusesBadInput) {
   Policy p = make_policy(false, {35, 35});
   PolicyPass pass(p);
