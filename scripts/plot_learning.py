@@ -15,7 +15,8 @@ The plan (budget, seeds, tasks, methods) is kept in OUT/experiment.json; the opt
 here are merged into it (tasks and methods accumulate), so a standalone call reuses it.
 Data: each cell OUT/METHOD/TASK holds results.jsonl (one line per completed repetition, keyed
 by global_rep) and, for pqt modes and ga, metrics.csv (columns rep, npe, best_reward: the
-running best, sampled every metrics_every_s). Only completed repetitions are plotted; each
+running best, sampled every metrics_every_s); a cell without metrics.csv is drawn from
+solutions.txt (every new best program with its NPE). Only completed repetitions are plotted; each
 curve ends at the repetition's final (npe, best_reward) from results.jsonl, which also carries
 forward to the budget for a repetition that stopped early on success.
 `train random` writes no metrics.csv, only results.jsonl: random search is drawn as one marker
@@ -112,11 +113,33 @@ def write_summary(out, plan, stats):
     print(text)
 
 
+def solution_points(cell, reps):
+    """{rep: [(npe, reward), ...]} from solutions.txt, for a cell whose metrics.csv was not kept.
+    The file has no repetition column: repetitions run in order and each starts again at a small
+    NPE, so a fall in NPE starts the next one. If that split does not give one run of lines per
+    completed repetition (e.g. a repetition resumed from an earlier checkpoint), nothing."""
+    path = os.path.join(cell, "solutions.txt")
+    if not os.path.exists(path):
+        return {}
+    runs, last = [], math.inf
+    for line in open(path):
+        if line.strip():
+            s = json.loads(line)
+            if s["npe"] < last:
+                runs.append([])
+            runs[-1].append((float(s["npe"]), s["reward"]))
+            last = s["npe"]
+    return dict(zip(sorted(reps), runs)) if len(runs) == len(reps) else {}
+
+
 def read_curves(cell, reps):
     """{rep: [(npe, running best reward), ...]} of the completed repetitions."""
     points = {rep: [] for rep in reps}
     path = os.path.join(cell, "metrics.csv")
-    if os.path.exists(path):
+    if not os.path.exists(path):
+        for rep, pts in solution_points(cell, reps).items():
+            points[rep] += pts
+    else:
         for row in csv.DictReader(open(path, newline="")):
             try:
                 rep, npe, best = int(float(row["rep"])), float(row["npe"]), float(row["best_reward"])
