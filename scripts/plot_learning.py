@@ -44,13 +44,16 @@ def load_plan(out, args):
         plan[key] += [x for x in (given or "").split() if x not in plan[key]]
     if args.budget is not None or args.seeds is not None or args.tasks or args.modes:
         json.dump(plan, open(path, "w"), indent=1)
-    # Cells found on disk count too (an OUT from before experiment.json existed).
+    # Cells found on disk count too (an OUT from before experiment.json existed): a cell is a
+    # directory METHOD/TASK with a results.jsonl (another experiment kept inside OUT is not).
     for m in sorted(os.listdir(out)):
-        if os.path.isdir(os.path.join(out, m)):
-            if m not in plan["modes"]:
-                plan["modes"].append(m)
-            plan["tasks"] += [t for t in sorted(os.listdir(os.path.join(out, m)))
-                              if os.path.isdir(os.path.join(out, m, t)) and t not in plan["tasks"]]
+        if not os.path.isdir(os.path.join(out, m)):
+            continue
+        tasks = [t for t in sorted(os.listdir(os.path.join(out, m)))
+                 if os.path.exists(os.path.join(out, m, t, "results.jsonl"))]
+        if tasks and m not in plan["modes"]:
+            plan["modes"].append(m)
+        plan["tasks"] += [t for t in tasks if t not in plan["tasks"]]
     plan["modes"] = sorted(plan["modes"], key=lambda m: (METHODS.index(m) if m in METHODS else len(METHODS), m))
     return plan
 
