@@ -118,7 +118,9 @@ TEST_F(TrainGa, SameSeedSameRunWithOneOrTwoActorsOrTheLearnerAsEvaluator) {
 
 TEST_F(TrainGa, ResumeAfterSigintEndsLikeAnUninterruptedRun) {
   const fs::path straight = fresh_dir("straight"), dir = fresh_dir("resume");
-  constexpr const char* kBudget = "150000";
+  // About 3 s of GA at ~190k programs/s on 2 cores; the signal lands at the first metrics row
+  // (0.2 s), so the run cannot end first.
+  constexpr const char* kBudget = "600000";
   ASSERT_TRUE(ok(run_train(job("reverse", straight, kBudget))));
   const auto want = results(straight);
   ASSERT_EQ(want.size(), 1u);
@@ -143,7 +145,6 @@ TEST_F(TrainGa, ResumeAfterSigintEndsLikeAnUninterruptedRun) {
   waitpid(pid, &status, 0);
   drain_out.join();
   drain_err.join();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run ended before the signal";
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << err;
   EXPECT_FALSE(fs::exists(segment_of(pid))) << "run segment left in /dev/shm";
   ASSERT_TRUE(fs::exists(dir / "checkpoint.bin"));
