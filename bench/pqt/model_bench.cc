@@ -1,10 +1,12 @@
-// model_bench: runs bench_sampler and bench_learner_step once, serially, and prints JSON.
+// model_bench: runs bench_sampler, bench_policy_kernels and bench_learner_step once, serially,
+// and prints JSON.
 // Not a ctest; `ringrl bench npe` / `ringrl profile learner` call the same functions.
 //   model_bench [sampler_seconds] [learner_seconds] [trace.json] [learner_threads]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "bench/pqt/kernel_bench.h"
 #include "bench/pqt/learner_bench.h"
 #include "bench/pqt/sampler_bench.h"
 
@@ -31,9 +33,20 @@ int main(int argc, char** argv) {
   std::printf("},\n");
   std::fflush(stdout);
 
-  ringrl::learner::PhaseProfiler profiler;
   ringrl::learner::LearnerBenchOptions lo;  // paper PQT, B=64, T=100
   lo.learner.device = "cpu";
+  // A PQT update runs B sampled rows and the queue's rows through the kernels.
+  const auto kernels = ringrl::learner::bench_policy_kernels(
+      lo.learner.shape, lo.learner.batch_size + lo.learner.topk_batch_size, lo.learner.max_len, learner_s / 4);
+  std::printf(" \"learner_kernels\": {\"note\": \"ms per update, one thread, LSTM layers and head only\"");
+  for (const auto& k : kernels) {
+    std::printf(", \"%s_ms\": %.3f", k.isa.c_str(), k.ms_per_update);
+    if (k.chosen) std::printf(", \"chosen\": \"%s\"", k.isa.c_str());
+  }
+  std::printf("},\n");
+  std::fflush(stdout);
+
+  ringrl::learner::PhaseProfiler profiler;
   lo.seconds = learner_s;
   lo.rounds = 4;
   lo.threads = threads;
@@ -45,9 +58,9 @@ int main(int argc, char** argv) {
       "\"ours_ms\": %.2f, \"bare_ms\": %.2f, \"ratio\": %.3f, \"overhead_ratio\": %.3f, "
       "\"eager_updates_per_s\": %.3f, \"gflop_per_update\": %.4f, \"ours_gflop_per_s\": %.1f, "
       "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld, \"eager_steps\": %ld}}\n",
-      threads, l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s, l.ours_ms_per_update,
-      l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.eager_updates_per_s, l.flops_per_update * 1e-9,
-      l.ours_gflop_per_s, l.ours_steps, l.bare_steps, l.bare_fused_steps, l.eager_steps);
+      threads, l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s,
+      l.ours_ms_per_update, l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.eager_updates_per_s,
+      l.flops_per_update * 1e-9, l.ours_gflop_per_s, l.ours_steps, l.bare_steps, l.bare_fused_steps, l.eager_steps);
   if (!trace.empty()) {
     profiler.write_chrome_trace(trace);
     std::fputs(profiler.summary_table().c_str(), stderr);

@@ -1,7 +1,10 @@
 // Tests for learner/pqt/policy_kernels.h: every instruction-set build of the LSTM layer kernels
 // gives the baseline build's numbers (the AVX-512 build computes the recurrent products with
-// its own register-blocked code, the others through Eigen), over whole and partial row ranges.
+// its own register-blocked code, the others through Eigen), over whole and partial row ranges;
+// and bench/pqt/kernel_bench.h times each build.
 #include "learner/pqt/policy_kernels.h"
+
+#include "bench/pqt/kernel_bench.h"
 
 #include <gtest/gtest.h>
 
@@ -33,15 +36,15 @@ LayerRun run_layer(const PolicyKernels& k, const LstmLayerDims& d, int split, co
   const std::size_t state = static_cast<std::size_t>(d.steps) * d.batch * d.hidden;
   LayerRun r{std::vector<float>(gates), std::vector<float>(state), std::vector<float>(state),
              std::vector<float>(state), std::vector<float>(gates), std::vector<float>(4 * d.hidden, 0.0f)};
-  std::vector<float> scratch(static_cast<std::size_t>(
-      std::max(lstm_forward_scratch(d.hidden), lstm_backward_scratch(d.batch, d.hidden))));
+  std::vector<float> scratch(
+      static_cast<std::size_t>(std::max(lstm_forward_scratch(d.hidden), lstm_backward_scratch(d.batch, d.hidden))));
   for (const auto& [b, e] : {std::pair{0, split}, std::pair{split, d.batch}}) {
-    k.forward(d, b, e, pre.data(), kh.data(), bias.data(), 1.0f, r.acts.data(), r.cs.data(), r.tcs.data(),
-              r.hs.data(), scratch.data());
+    k.forward(d, b, e, pre.data(), kh.data(), bias.data(), 1.0f, r.acts.data(), r.cs.data(), r.tcs.data(), r.hs.data(),
+              scratch.data());
   }
   for (const auto& [b, e] : {std::pair{0, split}, std::pair{split, d.batch}}) {
-    k.backward(d, b, e, kh.data(), r.acts.data(), r.cs.data(), r.tcs.data(), dh_out.data(), r.dg.data(),
-               r.dbias.data(), scratch.data());
+    k.backward(d, b, e, kh.data(), r.acts.data(), r.cs.data(), r.tcs.data(), dh_out.data(), r.dg.data(), r.dbias.data(),
+               scratch.data());
   }
   return r;
 }
@@ -82,6 +85,27 @@ TEST(PolicyKernels, EveryInstructionSetGivesTheBaselineNumbers) {
       }
     }
   }
+}
+
+TEST(PolicyKernelBench, TimesEveryInstructionSetAndMarksTheChosenOne) {
+  PolicyShape shape;
+  shape.lstm_sizes = {35, 20};
+  const std::vector<PolicyKernelTiming> t = bench_policy_kernels(shape, 9, 7, 0.05, 2);
+  const std::vector<const PolicyKernels*> builds = available_policy_kernels();
+  ASSERT_EQ(t.size(), builds.size());
+  int chosen = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    EXPECT_EQ(t[i].isa, builds[i]->isa);
+    EXPECT_GT(t[i].ms_per_update, 0.0) << t[i].isa;
+    EXPECT_TRUE(std::isfinite(t[i].ms_per_update)) << t[i].isa;
+    if (t[i].chosen) {
+      ++chosen;
+      EXPECT_EQ(t[i].isa, policy_kernels().isa);
+    }
+  }
+  EXPECT_EQ(chosen, 1);
+  shape.lstm_sizes.clear();
+  EXPECT_THROW(bench_policy_kernels(shape, 9, 7, 0.01), std::exception) << "the shape is checked first";
 }
 
 }  // namespace
