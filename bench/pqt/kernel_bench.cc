@@ -96,8 +96,9 @@ std::vector<PolicyKernelTiming> bench_policy_kernels(const PolicyShape& shape, i
     one_update(*k, arrays);  // warm the caches
   }
   using clock = std::chrono::steady_clock;
-  const double slice = seconds / (std::max(rounds, 1) * static_cast<double>(sets.size()));
-  for (int r = 0; r < std::max(rounds, 1); ++r) {
+  const int round_count = std::max(rounds, 1);
+  const double slice = seconds / (round_count * static_cast<double>(sets.size()));
+  for (int r = 0; r < round_count; ++r) {
     for (std::size_t i = 0; i < sets.size(); ++i) {
       const auto t0 = clock::now();
       long n = 0;
