@@ -90,6 +90,8 @@ void run_npe_bench(const NpeCli& c) {
                               {"learner_gflop_per_s", lr.ours_gflop_per_s},
                               {"lag_p50", e2e.lag_p50},
                               {"lag_max", e2e.lag_max},
+                              {"max_lag", t.max_lag},
+                              {"train_lag_max", e2e.train_lag_max},
                               {"device", lr.device},
                               {"seconds", c.seconds}};
   if (c.json) {

@@ -30,9 +30,10 @@ const runfiles::UnsignedKeys& unsigned_keys() {
       {"batch_size", 1, kIntMax},      {"timestep_limit", 1, kIntMax},     {"topk", 0, kIntMax},
       {"topk_batch_size", 0, kIntMax}, {"obs_embedding_size", 1, kIntMax}, {"replay_capacity", 0, kU64Max},
       {"max_npe", 0, kU64Max},  // 0 = unlimited
-      {"actors", 1, kMaxActors},       {"max_policy_lag", 0, kU32Max},     {"seed", 0, kU64Max},
+      {"actors", 1, kMaxActors},       {"max_lag", 0, kU32Max},     {"seed", 0, kU64Max},
       {"repetitions", 1, kU32Max},     {"learner_threads", 0, kMaxLearnerThreads},
       {"batches_per_update", 1, kIntMax},
+      {"max_policy_lag", 0, kU32Max},  // run directories from before max_lag
   };
   return keys;
 }
@@ -129,7 +130,10 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
   t.max_npe = get_count<std::uint64_t>(cfg, "max_npe");
   t.repetitions = get_count<std::uint32_t>(cfg, "repetitions");
   t.stop_on_success = get<bool>(cfg, "stop_on_success");
-  t.max_policy_lag = get_count<std::uint32_t>(cfg, "max_policy_lag");
+  // A run directory from before max_lag had no work gate and kept episodes past
+  // max_policy_lag out of PG steps; its --resume gates at that lag, wider than its rings.
+  t.max_lag = runfiles::has(cfg, "max_lag") ? get_count<std::uint32_t>(cfg, "max_lag")
+                                            : get_count<std::uint32_t>(cfg, "max_policy_lag");
   t.pace = learner::parse_pace(get<std::string>(cfg, "pace"));
   // A run directory from before the key existed offered every program on arrival; its
   // --resume goes on that way.

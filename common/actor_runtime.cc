@@ -4,6 +4,7 @@
 
 #include "common/backoff.h"
 #include "common/signals.h"
+#include "common/work_gate.h"
 
 namespace ringrl {
 
@@ -52,6 +53,17 @@ bool ActorRuntime::wait_for_weights(std::vector<std::byte>& blob, std::chrono::n
       },
       stop_flag(), timeout);
   return r == WaitResult::kReady && weights_version_ != 0;
+}
+
+bool ActorRuntime::wait_for_work() {
+  constexpr auto kWaitSlice = std::chrono::milliseconds(100);  // per wait; retried until stopped
+  for (;;) {
+    const auto r = wait_until(
+        [&] { return try_claim_work(segment_.control(), *slot_) || shutdown_requested(); }, stop_flag(), kWaitSlice);
+    heartbeat();
+    if (should_stop()) return false;
+    if (r == WaitResult::kReady) return true;
+  }
 }
 
 void ActorRuntime::count(std::uint64_t records, std::uint64_t items) noexcept {

@@ -43,6 +43,11 @@ class ActorRuntime {
   /// Waits (bounded) until the first weights are published; false when stopped or timed out.
   bool wait_for_weights(std::vector<std::byte>& blob, std::chrono::nanoseconds timeout);
 
+  /// Claims one unit of work through the run's work gate (common/work_gate.h), waiting while
+  /// every permit is taken, with the heartbeat going; false when stopped. Refresh the weights
+  /// after it returns: the permit was granted for them.
+  bool wait_for_work();
+
   /// Adds to the slot's counters.
   void count(std::uint64_t records, std::uint64_t items) noexcept;
 

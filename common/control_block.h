@@ -9,8 +9,12 @@
 // Memory ordering: the learner's store of `stop` (release) happens after everything it wants
 // actors to see before stopping; an actor that loads `stop` != 0 (acquire) sees it. `phase` is
 // stored with release and read with acquire, so whoever sees a phase sees what its writer did
-// before it. Everything else (heartbeats, counters, pid, state, best_reward_bits) is relaxed:
-// status for display and watchdogs that never guards other data. Every access names its order.
+// before it. `work_permits` is stored with release after the weights the permits allow sampling
+// with were published, and actors load it with acquire before they claim a unit (a CAS on
+// `work_claimed`) and read the weights: an actor that claims unit n sees the weights published
+// before permit n was granted (common/work_gate.h). Everything else (heartbeats, counters, pid,
+// state, best_reward_bits) is relaxed: status for display and watchdogs that never guards other
+// data. Every access names its order.
 #pragma once
 
 #include <atomic>
@@ -32,6 +36,8 @@ struct alignas(64) ControlBlock {
   std::atomic<std::uint64_t> best_reward_bits;  // double, bit-cast; see load/store helpers
   std::uint32_t num_actors;                     // immutable after layout
   std::uint32_t reserved;
+  std::atomic<std::uint64_t> work_permits;      // learner: units actors may claim in total (work_gate.h)
+  std::atomic<std::uint64_t> work_claimed;      // actors: units claimed in total (CAS below work_permits)
 };
 
 struct alignas(64) ActorSlot {
@@ -44,11 +50,12 @@ struct alignas(64) ActorSlot {
   std::atomic<std::uint64_t> items;            // actor: programs executed / env steps
   std::atomic<std::uint64_t> weights_version;  // actor: version it currently acts with
   std::atomic<std::uint64_t> ring_stalls;      // actor: times the ring was full (back-pressure)
+  std::atomic<std::uint64_t> work_claimed;     // actor: units this slot claimed (every incarnation)
 };
 
 static_assert(std::is_standard_layout_v<ControlBlock> && std::is_standard_layout_v<ActorSlot>);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::int32_t>::is_always_lock_free);
-static_assert(sizeof(ActorSlot) % 64 == 0 && sizeof(ControlBlock) % 64 == 0);
+static_assert(sizeof(ActorSlot) == 64 && sizeof(ControlBlock) == 64);
 
 inline double load_double(const std::atomic<std::uint64_t>& bits) noexcept {
   const std::uint64_t b = bits.load(std::memory_order_relaxed);  // a display value; guards nothing

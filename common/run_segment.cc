@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include "common/errors.h"
+#include "common/work_gate.h"
 
 namespace ringrl {
 namespace {
 
 constexpr std::uint64_t kAlign = 64;
 constexpr std::uint64_t kMinRingCapacity = 4096;
-constexpr std::uint64_t kMaxRingCapacity = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMaxWeightCapacity = std::uint64_t{4} << 30;
 
 constexpr std::uint64_t align_up(std::uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
@@ -49,6 +49,7 @@ RunSegment RunSegment::create(const std::string& run_id, const RunLayoutOptions&
   std::memcpy(base + sizeof(SegmentHeader), &l, sizeof l);
   auto* control = new (base + l.control_offset) ControlBlock{};
   control->num_actors = l.num_actors;
+  grant_work(*control, kUnlimitedWork);  // ungated until the learner says otherwise
   for (std::uint32_t i = 0; i < l.num_actors; ++i) {
     new (base + l.slots_offset + i * sizeof(ActorSlot)) ActorSlot{};
     init_ring(base + l.rings_offset + i * l.ring_stride, l.ring_capacity);

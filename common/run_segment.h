@@ -21,6 +21,8 @@
 namespace ringrl {
 
 inline constexpr std::uint32_t kMaxActors = 256;
+/// Largest ring a run lays out, data bytes.
+inline constexpr std::uint64_t kMaxRingCapacity = std::uint64_t{1} << 30;
 
 struct RunLayoutOptions {
   std::uint32_t num_actors = 1;

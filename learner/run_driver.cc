@@ -21,6 +21,7 @@
 #include "common/seeds.h"
 #include "common/signals.h"
 #include "common/supervisor.h"
+#include "common/work_gate.h"
 #include "learner/threads.h"
 
 namespace ringrl::learner {
@@ -163,6 +164,35 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   std::vector<RingReader> readers;
   for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), algo.record_mask());
 
+  // The work gate. Records leave the count of claimed units when the algorithm retires them,
+  // when the driver discards them (made with an earlier repetition's weights), or when the
+  // actor that claimed them died before pushing them (over-counted when its ring still held
+  // some: a dead actor can widen the bound by a unit, never stall the run).
+  std::vector<std::uint64_t> drained(o.actors, 0);  // records popped per ring
+  struct Incarnation {
+    std::uint32_t deaths = 0;  // restarts, plus one once the slot gave up
+    std::uint64_t claimed = 0, drained = 0;  // the slot's counts when it started
+  };
+  std::vector<Incarnation> incarnations(o.actors);
+  std::uint64_t discarded = 0, lost = 0;
+  const std::uint64_t per_unit = std::max<std::uint64_t>(1, algo.records_per_unit());
+  std::uint64_t granted = 0;
+  auto update_gate = [&] {
+    for (std::uint32_t i = 0; i < o.actors; ++i) {
+      Incarnation& inc = incarnations[i];
+      const std::uint32_t deaths = sup.restarts(i) + (sup.failed(i) ? 1 : 0);
+      if (deaths == inc.deaths) continue;
+      const std::uint64_t claimed = seg.slot(i).work_claimed.load(std::memory_order_relaxed);  // the dead actor's
+      const std::uint64_t owed = (claimed - inc.claimed) * per_unit, got = drained[i] - inc.drained;
+      lost += owed > got ? owed - got : 0;
+      inc = {deaths, claimed, drained[i]};
+    }
+    const std::uint64_t ahead = algo.units_ahead();
+    const std::uint64_t permits =
+        ahead == 0 ? kUnlimitedWork : (algo.records_retired() + discarded + lost + per_unit - 1) / per_unit + ahead;
+    if (permits != granted) grant_work(seg.control(), granted = permits);  // after the publication they allow
+  };
+
   std::vector<std::string> columns = algo.metric_columns();
   runfiles::MetricsCsv metrics(run_dir / "metrics.csv", columns);
   runfiles::TbWriter tb(run_dir);
@@ -210,6 +240,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     algo.write_blob(blob.data());
     const std::uint64_t floor_version = weights.publish(blob.data(), blob.size());
     published.push_back(algo.version());
+    update_gate();
     if (!actors_started) {
       sup.start();
       actors_started = true;
@@ -263,8 +294,11 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
             const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
             if (lags.size() < kMaxLagSamples) lags.push_back(lag);
             if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
+          } else {
+            ++discarded;  // made with an earlier repetition's weights
           }
           readers[i].release();
+          ++drained[i];
           ++got;
         }
       }
@@ -294,6 +328,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
       if (sup.poll() == 0 && sup.all_failed())
         throw std::runtime_error("every actor failed and used up its restarts; see the log above");
+      update_gate();
       const auto now = Clock::now();
       const double dt = std::chrono::duration<double>(now - last_metrics).count();
       if (dt >= o.metrics_every_s) {

@@ -73,6 +73,18 @@ class Algorithm {
   /// Adds kind-specific settings to an actor's launch (kind, segment, slot, seed, config are set).
   virtual void fill_launch(ActorLaunch& /*launch*/) const {}
 
+  // --- the work gate (common/work_gate.h): a bound on what actors sample ahead of the learner
+  /// Units of actor work (a unit: records_per_unit() records, e.g. one sampled batch) that
+  /// actors may have claimed beyond the records it retired; 0 (the default) = no gate. The
+  /// driver grants ceil((records_retired() + records it discarded + records lost with dead
+  /// actors) / records_per_unit()) + units_ahead() permits, after each publication.
+  virtual std::uint64_t units_ahead() const { return 0; }
+  /// Records in one unit of actor work (>= 1).
+  virtual std::uint64_t records_per_unit() const { return 1; }
+  /// Records taken through on_record() that it no longer holds (trained on or discarded),
+  /// counted over its whole life in this process (every repetition, never reset).
+  virtual std::uint64_t records_retired() const { return 0; }
+
   // --- one repetition
   /// Starts repetition `rep` from scratch (a fresh model seeded for `rep`).
   virtual void begin_repetition(std::uint32_t rep) = 0;

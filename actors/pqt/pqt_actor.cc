@@ -76,6 +76,8 @@ int run_pqt_actor(const PqtActorOptions& o) {
   batch.resize(o.batch_size, static_cast<int>(o.score.max_code_length));
   std::string code;
   for (std::uint64_t k = 0; !rt.should_stop(); ++k) {
+    // One batch is one unit of the work gate: claim it, then sample with the newest weights.
+    if (!rt.wait_for_work()) break;
     if (rt.refresh_weights(blob) && !load()) return 4;
     const std::uint64_t version = rt.weights_version();
     bool stopped = false;

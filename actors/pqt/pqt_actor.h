@@ -2,7 +2,8 @@
 // scores them on the task, and pushes one ProgramEpisode record per program into its ring.
 //
 // One call of run_pqt_actor() is the whole life of an actor process (single-threaded).
-// Per batch: pick up new weights if the version moved; sample B programs (LstmSampler, with
+// Per batch: claim a unit of the run's work gate (common/work_gate.h: the learner bounds the
+// policy lag there); pick up new weights if the version moved; sample B programs (LstmSampler, with
 // their behaviour log-probs); score each with envs/bf; push the records, waiting while the
 // ring is full (back-pressure; never dropping); flush; heartbeat. It stops when the learner
 // sets the run's stop flag or the process gets SIGINT/SIGTERM.

@@ -27,7 +27,7 @@ constexpr std::uint64_t kActorsPaceRingBytes = std::uint64_t{4} << 20;
 constexpr std::uint32_t kLearnerPaceRingBatches = 2;  // a ring holds about this many batches
 constexpr double kBestRewardRounding = 1e10;          // spec §5.6: compare after rounding to 10 decimals
 constexpr double kInitialBestReward = -10.0;
-constexpr int kPoolBatches = 4;                // drained episodes kept, in batches
+constexpr int kPoolBatches = 4;  // drained episodes kept, in batches (at least batches_per_update)
 constexpr const char* kPqtSection = "pqt";     // this wing's checkpoint section
 constexpr std::uint32_t kPqtStateVersion = 1;  // layout of that section
 constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;
@@ -54,6 +54,8 @@ class EpisodePool {
   }
   std::size_t size() const { return size_; }
   bool full() const { return size_ == slots_.size(); }
+  /// Episodes that left the pool (taken, overwritten or cleared), over its whole life.
+  std::uint64_t removed() const { return removed_; }
   // Slot for a new episode; when full, the oldest is overwritten.
   Episode& push() {
     if (full()) pop_front();
@@ -64,14 +66,28 @@ class EpisodePool {
   void pop_front() {
     head_ = (head_ + 1) % slots_.size();
     --size_;
+    ++removed_;
   }
   Episode& at(std::size_t i) { return slots_[(head_ + i) % slots_.size()]; }
-  void clear() { head_ = size_ = 0; }
+  void clear() {
+    removed_ += size_;
+    head_ = size_ = 0;
+  }
 
  private:
   std::vector<Episode> slots_;
   std::size_t head_ = 0, size_ = 0;
+  std::uint64_t removed_ = 0;
 };
+
+// Data bytes of one actor ring. Pace learner with batches_per_update K: room for the next K
+// batches while the learner runs on the last K.
+std::uint64_t pqt_ring_bytes(const PqtTrainOptions& o) {
+  if (o.pace == Pace::kActors) return kActorsPaceRingBytes;
+  return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o.learner.batches_per_update) *
+         static_cast<std::uint64_t>(o.learner.batch_size) *
+         frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(o.learner.max_len)));
+}
 
 // Reads this wing's checkpoint section into `learner` and the repetition's counters.
 void read_pqt_state(CheckpointReader& in, PqtLearner& learner, std::uint64_t* npe, std::uint64_t* dropped,
@@ -96,23 +112,27 @@ class PqtAlgorithm final : public Algorithm {
       : o_(o),
         T_(o.learner.max_len),
         layout_(o.learner.shape),
-        pool_(static_cast<std::size_t>(kPoolBatches * o.learner.batch_size), T_) {}
+        pool_(static_cast<std::size_t>(std::max(kPoolBatches, o.learner.batches_per_update) * o.learner.batch_size),
+              T_) {}
 
   std::uint64_t dropped_stale_total() const { return dropped_total_; }
+  std::uint64_t train_lag_max_total() const { return train_lag_max_total_; }
 
   // --- identity and sizing
   std::string name() const override { return "pqt"; }
   std::uint64_t record_mask() const override { return record_type_bit(kRecordProgramEpisode); }
-  std::uint64_t ring_bytes() const override {
-    if (o_.pace == Pace::kActors) return kActorsPaceRingBytes;
-    // batches_per_update K: room for the next K batches while the learner runs on the last K.
-    return std::uint64_t{kLearnerPaceRingBatches} * static_cast<std::uint64_t>(o_.learner.batches_per_update) *
-           static_cast<std::uint64_t>(o_.learner.batch_size) *
-           frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(T_)));
-  }
+  std::uint64_t ring_bytes() const override { return pqt_ring_bytes(o_); }
   std::size_t blob_bytes() const override { return channel_blob_bytes(layout_.blob()); }
   BudgetUnit budget_unit() const override { return BudgetUnit::kPrograms; }
   const char* budget_key() const override { return "npe"; }
+
+  // --- the work gate: pace learner lets the actors sample max_lag + 1 steps' batches ahead
+  std::uint64_t units_ahead() const override {
+    if (o_.pace != Pace::kLearner) return 0;
+    return (std::uint64_t{o_.max_lag} + 1) * static_cast<std::uint64_t>(o_.learner.batches_per_update);
+  }
+  std::uint64_t records_per_unit() const override { return static_cast<std::uint64_t>(o_.learner.batch_size); }
+  std::uint64_t records_retired() const override { return pool_.removed(); }
 
   // --- one repetition
   void begin_repetition(std::uint32_t rep) override {
@@ -169,24 +189,22 @@ class PqtAlgorithm final : public Algorithm {
   }
   bool step() override {
     fresh_ = 0;
-    batches_.resize(static_cast<std::size_t>(o_.learner.batches_per_update));
-    std::vector<bool> built_one;
-    std::size_t built = 0;
-    for (EpisodeBatch& b : batches_) {
-      built_one.push_back(build_batch(&b));
-      built += built_one.back() ? 1 : 0;
+    // The stop rules per batch: no batch past the budget, none past a solving batch.
+    std::size_t n = static_cast<std::size_t>(o_.learner.batches_per_update);
+    if (o_.pace == Pace::kLearner && o_.max_npe > 0) {
+      const auto want = static_cast<std::uint64_t>(learner_->fresh_batch_size());
+      n = std::min<std::size_t>(n, static_cast<std::size_t>((o_.max_npe - std::min(npe_, o_.max_npe) + want - 1) / want));
+    }
+    batches_.resize(std::max<std::size_t>(n, 1));
+    std::size_t built = 0, taken = 0;
+    while (taken < n && !(o_.pace == Pace::kLearner && o_.stop_on_success && r_.found_solution)) {
+      ++taken;
+      // A batch that lost every episode to max_lag is skipped; the step trains on the others.
+      if (build_batch(&batches_[built])) ++built;
     }
     if (built == 0) return false;
-    if (built < batches_.size()) {
-      // Some batch lost every episode to max_policy_lag: step on the others.
-      std::vector<EpisodeBatch> some;
-      for (std::size_t j = 0; j < batches_.size(); ++j) {
-        if (built_one[j]) some.push_back(batches_[j]);
-      }
-      last_ = learner_->step(some);
-    } else {
-      last_ = learner_->step(batches_);
-    }
+    batches_.resize(built);
+    last_ = learner_->step(batches_);
     r_.num_batches += built;
     return true;
   }
@@ -248,7 +266,8 @@ class PqtAlgorithm final : public Algorithm {
     return {{"found_solution", r_.found_solution},     {"code_solution", r_.code_solution},
             {"best_reward", r_.best_reward},           {"best_code", r_.best_code},
             {"num_batches", r_.num_batches},           {"batch_size", o_.learner.batch_size},
-            {"mode", train_mode_name(o_.learner.mode)}};
+            {"mode", train_mode_name(o_.learner.mode)}, {"max_lag", o_.max_lag},
+            {"train_lag_max", r_.train_lag_max}};
   }
   std::string describe_result() const override {
     return fmt::format("{} at NPE {} after {} steps; best reward {:.4f}", r_.found_solution ? "solved" : "not solved",
@@ -280,8 +299,7 @@ class PqtAlgorithm final : public Algorithm {
   // Fills *out from the pool with the fresh episodes a batch takes (B, less the replayed rows
   // once experience replay has a buffer): the newest (pace actors) or the oldest (pace
   // learner, which counts and notes them here, the whole batch at once as §5.7 does).
-  // Episodes past max_policy_lag are dropped from PG steps. False: nothing to train.
-
+  // Episodes past max_lag are dropped from PG steps. False: nothing to train.
   bool build_batch(EpisodeBatch* out) {
     EpisodeBatch& batch = *out;
     const int want = learner_->fresh_batch_size();
@@ -297,11 +315,13 @@ class PqtAlgorithm final : public Algorithm {
     for (std::size_t j = first; j < first + static_cast<std::size_t>(want); ++j) {
       Episode& e = pool_.at(j);
       const std::uint64_t lag = learner_->version() - std::min(e.version, learner_->version());
-      if (o_.learner.pg_enabled() && lag > o_.max_policy_lag) {
+      if (o_.learner.pg_enabled() && lag > o_.max_lag) {
         ++dropped_;
         ++dropped_total_;
         continue;
       }
+      r_.train_lag_max = std::max(r_.train_lag_max, lag);
+      train_lag_max_total_ = std::max(train_lag_max_total_, lag);
       const auto r = static_cast<std::size_t>(row);
       std::copy(e.tokens.begin(), e.tokens.end(), batch.tokens.begin() + static_cast<std::ptrdiff_t>(r * T_));
       std::copy(e.log_probs.begin(), e.log_probs.end(),
@@ -334,6 +354,7 @@ class PqtAlgorithm final : public Algorithm {
   std::uint64_t fresh_ = 0;    // programs since the last step
   std::uint64_t dropped_ = 0;  // this repetition's stale episodes
   std::uint64_t dropped_total_ = 0;
+  std::uint64_t train_lag_max_total_ = 0;  // over every repetition of this invocation
 };
 
 }  // namespace
@@ -386,6 +407,14 @@ void PqtTrainOptions::validate() const {
   if (learner.batches_per_update > 1 && pace != Pace::kLearner)
     throw UsageError(fmt::format("batches_per_update {} takes whole batches off the rings: expected pace learner",
                                  learner.batches_per_update));
+  const std::uint64_t batch_bytes = static_cast<std::uint64_t>(learner.batch_size) *
+                                   frame_bytes(program_episode_bytes(static_cast<std::uint32_t>(learner.max_len)));
+  const std::uint64_t max_k = kMaxRingCapacity / (kLearnerPaceRingBatches * batch_bytes);
+  if (pace == Pace::kLearner && static_cast<std::uint64_t>(learner.batches_per_update) > max_k)
+    throw UsageError(fmt::format("batches_per_update {}: expected at most {} with batch_size {} and max_len {} (each "
+                                 "actor ring holds {} steps' batches, at most {} bytes)",
+                                 learner.batches_per_update, max_k, learner.batch_size, learner.max_len,
+                                 kLearnerPaceRingBatches, kMaxRingCapacity));
 }
 
 TrainSummary run_pqt_training(const PqtTrainOptions& o) {
@@ -414,6 +443,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
     r.best_reward = line.value("best_reward", kInitialBestReward);
     r.best_code = line.value("best_code", std::string());
     r.num_batches = line.value("num_batches", std::uint64_t{0});
+    r.train_lag_max = line.value("train_lag_max", std::uint64_t{0});
     r.seconds = line.value("seconds", 0.0);
     s.repetitions.push_back(r);
   }
@@ -426,6 +456,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   s.lag_p50 = ds.lag_p50;
   s.lag_max = ds.lag_max;
   s.dropped_stale = algo.dropped_stale_total();
+  s.train_lag_max = algo.train_lag_max_total();
   s.actor_restarts = ds.actor_restarts;
   s.interrupted = ds.interrupted;
   s.already_done = ds.already_done;

@@ -21,10 +21,18 @@
 //   only the step's argmax-reward episode (first index on ties) is pushed, after the step
 //   (PqtLearner::step). queue_offer "arrival" (a departure): every drained program is also
 //   offered on arrival, before the step that trains on it.
-// * Policy lag = learner version - the version an episode was sampled with. PG corrects lagged
-//   episodes with truncated per-token importance weights (PqtLearner), and episodes older than
-//   max_policy_lag versions are not used for PG steps at all (counted as dropped).
-//   Episodes made with the previous repetition's weights are discarded.
+// * Policy lag = learner version when a step trains on an episode - the version it was
+//   sampled with. Pace learner bounds it with the driver's work gate (common/work_gate.h): an
+//   actor claims each batch before it samples it with the newest weights, and the wing allows
+//   (max_lag + 1) * batches_per_update batches ahead of those it trained on. max_lag 0 is the
+//   original's single synchronous worker: sample, score, update, sample (every episode trains
+//   at lag 0). Episodes past max_lag (possible with pace actors, or briefly after an actor
+//   died) are never used for a PG step (counted as dropped); lag within the bound is corrected
+//   with truncated per-token importance weights (PqtLearner). Episodes made with the previous
+//   repetition's weights are discarded.
+// * Stop rules per batch: with batches_per_update K a step trains on fewer than K batches when
+//   the budget (max_npe) ends sooner, and on none past the batch that found a solution (with
+//   stop_on_success), so the NPE count and NPE-to-solve are exact to the batch.
 // * Checkpoints (RUN_DIR/checkpoint.bin, common/checkpoint.h) every checkpoint_every_s and on
 //   SIGINT/SIGTERM hold the model, optimiser, queue, baselines, RNG and counters (episodes
 //   drained but not yet trained on are not kept; with pace learner they were not counted
@@ -57,13 +65,17 @@ enum class QueueOffer { kBatchBest, kArrival };
 QueueOffer parse_queue_offer(const std::string& name);
 const char* queue_offer_name(QueueOffer offer);
 
+/// The default policy-lag bound: 0, the original's synchronous worker (docs/train.md).
+inline constexpr std::uint32_t kDefaultMaxLag = 0;
+
 struct PqtTrainOptions : RunSettings {
   LearnerOptions learner{};  // B, T, mode, hparams, device, seed
   std::string task = "reverse";
   std::string variant = "paper";  // paper | simplify
   std::uint32_t actors = 1;
   std::uint64_t max_npe = 0;  // 0 = unlimited
-  std::uint32_t max_policy_lag = 8;
+  /// Most versions an episode may lag when a PG step trains on it (see the file comment).
+  std::uint32_t max_lag = kDefaultMaxLag;
   Pace pace = Pace::kLearner;
   QueueOffer queue_offer = QueueOffer::kBatchBest;
   /// The learner's threads (the fused pass's row shards, policy_pass.h; torch's intra-op
@@ -81,7 +93,8 @@ struct RepetitionResult {
   std::string code_solution;
   double best_reward = -10.0;
   std::string best_code;
-  std::uint64_t num_batches = 0;  // learner steps
+  std::uint64_t num_batches = 0;  // batches trained on
+  std::uint64_t train_lag_max = 0;  // most lag of an episode a step trained on
   double seconds = 0.0;
 };
 
@@ -93,8 +106,9 @@ struct TrainSummary {
   double steady_npe_per_s = 0.0;              // from the first drained episode to the end
   std::uint64_t learner_steps = 0;
   double learner_steps_per_s = 0.0;
-  std::uint64_t lag_p50 = 0, lag_max = 0;  // over every drained episode
-  std::uint64_t dropped_stale = 0;         // lag > max_policy_lag, not used for PG
+  std::uint64_t lag_p50 = 0, lag_max = 0;  // over every drained episode, at drain time
+  std::uint64_t train_lag_max = 0;         // over every episode a step trained on, at that step
+  std::uint64_t dropped_stale = 0;         // lag > max_lag, not used for PG
   std::uint32_t actor_restarts = 0;
   bool interrupted = false;   // SIGINT/SIGTERM: checkpoint written, run paused
   bool already_done = false;  // --resume of a run whose repetitions are all done

@@ -476,7 +476,7 @@ TEST(UnsignedOptions, TrainTuneProfileAndBenchNpe) {
 // The unsigned keys of configs/pqt.json (app/pqt_config.cc's table).
 const std::vector<std::string> kPqtUnsignedKeys = {
     "batch_size", "timestep_limit", "topk", "topk_batch_size", "obs_embedding_size", "replay_capacity", "max_npe",
-    "actors",     "max_policy_lag", "seed", "repetitions"};
+    "actors",     "max_lag",        "seed", "repetitions"};
 
 // Every key once, the bad values taken in turn (each several times); with
 // RINGRL_TEST_EVERY_VALUE=1 every key with every value. tests/common/runfiles/config_test.cc

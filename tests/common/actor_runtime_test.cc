@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "common/errors.h"
 #include "common/records.h"
 #include "common/signals.h"
+#include "common/work_gate.h"
 #include "tests/common/test_util.h"
 
 namespace ringrl {
@@ -196,6 +198,86 @@ TEST_F(ActorRuntimeTest, RecordsReachTheLearnerAndTheDestructorFlushes) {
   ASSERT_EQ(v.length, 40u);
   EXPECT_EQ(std::memcmp(v.data, payload.data(), 40), 0);
   reader.release();
+}
+
+// --- the work gate (common/work_gate.h)
+
+TEST_F(ActorRuntimeTest, AFreshSegmentIsUngatedAndPermitsBoundTheClaims) {
+  ControlBlock& c = seg_.control();
+  EXPECT_EQ(c.work_permits.load(), kUnlimitedWork) << "actors of an ungated run never wait";
+  ActorRuntime rt(seg_.name(), 1, false);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(rt.wait_for_work());
+  grant_work(c, 7);
+  EXPECT_TRUE(try_claim_work(c, seg_.slot(0)));
+  EXPECT_TRUE(try_claim_work(c, seg_.slot(0)));
+  EXPECT_FALSE(try_claim_work(c, seg_.slot(0))) << "7 permits, 7 claims";
+  EXPECT_EQ(c.work_claimed.load(), 7u);
+  EXPECT_EQ(seg_.slot(1).work_claimed.load(), 5u);
+  EXPECT_EQ(seg_.slot(0).work_claimed.load(), 2u);
+}
+
+TEST_F(ActorRuntimeTest, WaitForWorkWaitsForThePermitAndSeesTheWeightsPublishedBeforeIt) {
+  ControlBlock& c = seg_.control();
+  grant_work(c, 0);
+  ActorRuntime rt(seg_.name(), 0, false);
+  WeightWriter writer(seg_.weights());
+  const auto w = pattern(512, 3);
+  std::thread learner([&] {
+    std::this_thread::sleep_for(50ms);
+    writer.publish(w.data(), w.size());
+    grant_work(c, 1);  // after the publication it allows
+  });
+  EXPECT_TRUE(rt.wait_for_work());
+  std::vector<std::byte> blob;
+  EXPECT_TRUE(rt.refresh_weights(blob)) << "the permit came after the weights";
+  EXPECT_EQ(blob, w);
+  learner.join();
+  EXPECT_EQ(c.work_claimed.load(), 1u);
+}
+
+TEST_F(ActorRuntimeTest, WaitForWorkReturnsWhenStopped) {
+  grant_work(seg_.control(), 0);
+  ActorRuntime rt(seg_.name(), 0, false);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(30ms);
+    seg_.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(rt.wait_for_work());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  stopper.join();
+  EXPECT_EQ(seg_.control().work_claimed.load(), 0u);
+}
+
+TEST_F(ActorRuntimeTest, ConcurrentClaimsNeverExceedThePermits) {
+  // Four claimers race while the learner grants permits one at a time; every permit is taken
+  // exactly once, and the slots' counts add up to the total.
+  ControlBlock& c = seg_.control();
+  grant_work(c, 0);
+  constexpr std::uint64_t kPermits = 20000;
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> claims{0};
+  std::vector<std::thread> claimers;
+  for (int t = 0; t < 4; ++t) {
+    claimers.emplace_back([&, t] {
+      while (!done.load(std::memory_order_acquire)) {
+        if (try_claim_work(c, seg_.slot(static_cast<std::uint32_t>(t % kActors)))) {
+          claims.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
+  for (std::uint64_t p = 1; p <= kPermits; ++p) {
+    grant_work(c, p);
+    while (claims.load(std::memory_order_relaxed) < p) std::this_thread::yield();
+    ASSERT_EQ(c.work_claimed.load(), p);
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : claimers) t.join();
+  EXPECT_EQ(claims.load(), kPermits);
+  EXPECT_EQ(seg_.slot(0).work_claimed.load() + seg_.slot(1).work_claimed.load(), kPermits);
 }
 
 }  // namespace

@@ -314,7 +314,7 @@ TEST(PqtConfig, DefaultsFollowTheSpec) {
   EXPECT_DOUBLE_EQ(get<double>(cfg, "correct_bonus"), 2.0);
   EXPECT_DOUBLE_EQ(get<double>(cfg, "code_length_bonus"), 1.0);
   EXPECT_EQ(get<int>(cfg, "actors"), 1);
-  EXPECT_EQ(get<int>(cfg, "max_policy_lag"), 8);
+  EXPECT_EQ(get<int>(cfg, "max_lag"), 0);
   EXPECT_DOUBLE_EQ(get<double>(cfg, "checkpoint_every_s"), 30.0);
   EXPECT_EQ(get<int>(cfg, "repetitions"), 1);
   EXPECT_EQ(get<std::string>(cfg, "task"), "");
