@@ -253,8 +253,7 @@ void GaAlgorithm::next_generation() {
   std::vector<Genome> next;
   next.reserve(o_.population);
   for (std::size_t p : parents) next.push_back(population_[p]);
-  for (std::size_t j = 1; j < children; j += 2) maybe_crossover(next[j - 1], next[j], o_.crossover_rate, rng_);
-  for (Genome& g : next) mutate(g, o_.mutation_rate, rng_);
+  vary(next, o_.crossover_rate, o_.mutation_rate, rng_);
   fitness_.assign(o_.population, Fitness{});
   known_.assign(o_.population, 0);
   for (const HallOfFame::Entry& e : hof_.entries()) {

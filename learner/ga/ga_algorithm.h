@@ -3,12 +3,12 @@
 //
 // Contract:
 // * Generations. Generation 1 is `population` random genomes. Every later one: roulette
-//   selection of population - hall_of_fame parents from the previous generation, pairwise
-//   single-point crossover (pairs 0-1, 2-3, ...; an odd last parent goes on alone) with
-//   probability crossover_rate, per-gene mutation of every child with probability
-//   mutation_rate, then the hall of fame's genomes appended with their known rewards
-//   (elitism). The random draws come in that order from one generator seeded with
-//   repetition_seed(seed, rep); the operators are defined in learner/ga/ga_ops.h.
+//   selection of population - hall_of_fame parents from the previous generation, then, pair
+//   by pair (0-1, 2-3, ...), single-point crossover with probability crossover_rate and
+//   per-gene mutation of both children with probability mutation_rate (an odd last parent
+//   goes on unchanged, as in ga_lib), then the hall of fame's genomes appended best first with
+//   their known rewards (elitism). The random draws come in that order from one generator
+//   seeded with repetition_seed(seed, rep); the operators are defined in learner/ga/ga_ops.h.
 // * Fitness = the total reward of §3 from bf::make_task(task, paper variant) with
 //   max_code_length = genome_length. Children found in the reward cache, and repeats within
 //   one generation, are not executed again.

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
+#include "common/py_heapq.h"
 #include "common/seeds.h"
 
 namespace ringrl::ga {
 namespace {
 
 constexpr double kTwoPow53 = 9007199254740992.0;  // uniform(): 53 random bits / 2^53
-constexpr int kNumMutationKinds = 4;
 constexpr std::uint64_t kMaxGenomeBytes = std::uint64_t{1} << 20;
 
 std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
@@ -57,25 +57,39 @@ Genome random_genome(int length, GaRng& rng) {
   return g;
 }
 
+namespace {
+
+/// ga_lib's mutate_single: x < 0.25 is an insertion unless pos is an end, where it falls
+/// through to the deletion branch (x < 0.5); then rotation (x < 0.75), else replacement.
+constexpr double kInsertionBelow = 0.25;
+constexpr double kDeletionBelow = 0.50;
+constexpr double kRotationBelow = 0.75;
+constexpr double kFirstBranchBelow = 0.50;  // random() < 0.5 picks each kind's first branch
+
+bool at_an_end(std::size_t pos, std::size_t n) { return pos == 0 || pos + 1 == n; }
+
+}  // namespace
+
 void apply_mutation(Genome& g, std::size_t pos, MutationKind kind, bool up, char gene) {
   const std::size_t n = g.size();
+  if (kind == MutationKind::kInsertion && at_an_end(pos, n)) kind = MutationKind::kDeletion;
+  const auto at = [&](std::size_t i) { return g.begin() + static_cast<std::ptrdiff_t>(i); };
   switch (kind) {
     case MutationKind::kInsertion:
-      if (up) {  // g[0,pos) c g[pos,n-1)
-        std::move_backward(g.begin() + static_cast<std::ptrdiff_t>(pos), g.end() - 1, g.end());
-      } else {  // g[1,pos+1) c g[pos+1,n)
-        std::move(g.begin() + 1, g.begin() + static_cast<std::ptrdiff_t>(pos) + 1, g.begin());
+      if (up) {  // g[0,pos) c g[pos,n-1): c at pos
+        std::move_backward(at(pos), g.end() - 1, g.end());
+        g[pos] = gene;
+      } else {  // g[1,pos) c g[pos,n): c at pos-1, g[pos] stays
+        std::move(at(1), at(pos), g.begin());
+        g[pos - 1] = gene;
       }
-      g[pos] = gene;
       break;
     case MutationKind::kDeletion:
       if (up) {  // c g[0,pos) g[pos+1,n)
-        std::move_backward(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(pos),
-                           g.begin() + static_cast<std::ptrdiff_t>(pos) + 1);
+        std::move_backward(g.begin(), at(pos), at(pos + 1));
         g[0] = gene;
       } else {  // g[0,pos) g[pos+1,n) c
-        std::move(g.begin() + static_cast<std::ptrdiff_t>(pos) + 1, g.end(),
-                  g.begin() + static_cast<std::ptrdiff_t>(pos));
+        std::move(at(pos + 1), g.end(), at(pos));
         g[n - 1] = gene;
       }
       break;
@@ -93,27 +107,42 @@ void apply_mutation(Genome& g, std::size_t pos, MutationKind kind, bool up, char
 }
 
 int mutate(Genome& g, double rate, GaRng& rng) {
+  if (g.size() <= 1) return 0;  // ga_lib returns such a genome untouched, drawing nothing
   int mutated = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (rng.uniform() >= rate) continue;
     const char gene = kGaGeneChars[rng.below(kGaNumGenes)];
-    const auto kind = static_cast<MutationKind>(rng.below(kNumMutationKinds));
-    const bool up = rng.below(2) == 1;
-    apply_mutation(g, i, kind, up, gene);
+    const double x = rng.uniform();
+    if (x < kInsertionBelow && !at_an_end(i, g.size())) {
+      apply_mutation(g, i, MutationKind::kInsertion, /*up=*/rng.uniform() < kFirstBranchBelow, gene);
+    } else if (x < kDeletionBelow) {
+      apply_mutation(g, i, MutationKind::kDeletion, /*up=*/!(rng.uniform() < kFirstBranchBelow), gene);
+    } else if (x < kRotationBelow) {
+      apply_mutation(g, i, MutationKind::kRotation, /*up=*/!(rng.uniform() < kFirstBranchBelow), gene);
+    } else {
+      apply_mutation(g, i, MutationKind::kReplacement, /*up=*/false, gene);
+    }
     ++mutated;
   }
   return mutated;
 }
 
 void crossover_at(Genome& a, Genome& b, std::size_t point) {
-  std::swap_ranges(a.begin() + static_cast<std::ptrdiff_t>(point), a.end(),
-                   b.begin() + static_cast<std::ptrdiff_t>(point));
+  std::swap_ranges(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(point), b.begin());
 }
 
 bool maybe_crossover(Genome& a, Genome& b, double rate, GaRng& rng) {
-  if (rng.uniform() >= rate || a.size() < 2) return false;
-  crossover_at(a, b, 1 + rng.below(a.size() - 1));
+  if (rng.uniform() >= rate || a.empty()) return false;
+  crossover_at(a, b, rng.below(a.size()));
   return true;
+}
+
+void vary(std::vector<Genome>& offspring, double crossover_rate, double mutation_rate, GaRng& rng) {
+  for (std::size_t i = 0; i + 1 < offspring.size(); i += 2) {
+    maybe_crossover(offspring[i], offspring[i + 1], crossover_rate, rng);
+    mutate(offspring[i], mutation_rate, rng);
+    mutate(offspring[i + 1], mutation_rate, rng);
+  }
 }
 
 double roulette_weight(double reward) noexcept { return reward > 0 ? reward + kRouletteFloor : kRouletteFloor; }
@@ -131,21 +160,42 @@ std::vector<std::size_t> roulette_select(const std::vector<double>& rewards, std
   return picked;
 }
 
+namespace {
+
+/// heapq's order of the hall of fame's entries: the reward alone.
+bool reward_less(const HallOfFame::Entry& a, const HallOfFame::Entry& b) {
+  return a.fitness.reward < b.fitness.reward;
+}
+
+}  // namespace
+
 bool HallOfFame::offer(const Genome& genome, const Fitness& fitness) {
   if (capacity_ == 0) return false;
-  if (entries_.size() >= capacity_ && !(fitness.reward > entries_.back().fitness.reward)) return false;
-  for (const Entry& e : entries_)
+  for (const Entry& e : heap_)
     if (e.genome == genome) return false;
-  if (entries_.size() >= capacity_) entries_.pop_back();
-  auto at =
-      std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.fitness.reward < fitness.reward; });
-  entries_.insert(at, Entry{genome, fitness});
+  Entry entry{genome, fitness};
+  if (heap_.size() >= capacity_) {
+    if (!py_heappushpop(heap_, entry, reward_less)) return false;
+  } else {
+    py_heappush(heap_, std::move(entry), reward_less);
+  }
+  sort_entries();
   return true;
 }
 
+void HallOfFame::sort_entries() {
+  entries_.clear();
+  for (std::size_t i : py_nlargest_order(heap_, reward_less)) entries_.push_back(heap_[i]);
+}
+
+void HallOfFame::clear() noexcept {
+  heap_.clear();
+  entries_.clear();
+}
+
 void HallOfFame::save(ByteWriter& w) const {
-  w.put<std::uint64_t>(entries_.size());
-  for (const Entry& e : entries_) {
+  w.put<std::uint64_t>(heap_.size());
+  for (const Entry& e : heap_) {
     w.put_string(e.genome);
     w.put(e.fitness.reward);
     w.put<std::uint8_t>(e.fitness.correct ? 1 : 0);
@@ -155,7 +205,7 @@ void HallOfFame::save(ByteWriter& w) const {
 void HallOfFame::load(ByteReader& r, std::size_t genome_length) {
   const auto n = r.get<std::uint64_t>();
   if (n > capacity_) r.fail("hall of fame of " + std::to_string(n) + " entries, at most " + std::to_string(capacity_));
-  entries_.clear();
+  std::vector<Entry> heap;
   for (std::uint64_t i = 0; i < n; ++i) {
     Entry e;
     e.genome = r.get_string(kMaxGenomeBytes);
@@ -164,8 +214,12 @@ void HallOfFame::load(ByteReader& r, std::size_t genome_length) {
              std::to_string(genome_length));
     e.fitness.reward = r.get<double>();
     e.fitness.correct = r.get<std::uint8_t>() != 0;
-    entries_.push_back(std::move(e));
+    for (const Entry& h : heap)
+      if (h.genome == e.genome) r.fail("hall of fame repeats a genome (entry " + std::to_string(i) + ")");
+    py_heappush(heap, std::move(e), reward_less);  // a saved heap array comes back as it was
   }
+  heap_ = std::move(heap);
+  sort_entries();
 }
 
 const Fitness* FitnessCache::find(const Genome& genome) {

@@ -7,31 +7,42 @@
 // operator keeps the length. Definitions (g a genome of length n, i a position, c a new gene
 // drawn uniformly from the 8 ops):
 //
-// * Mutation (mutate): for i = 0, 1, ..., n-1 in order, with probability mutation_rate the
-//   genome as it is now (earlier mutations included) is changed at i. The draws for one
-//   mutated position are, in order: c; the kind, uniform over the four below (25 % each); the
-//   direction (up or down, 1/2 each). The kinds (apply_mutation):
-//   - insertion:   c enters at index i and the genome makes room. Up: g[0,i) c g[i,n-1), the
+// * Mutation (mutate, ga_lib's mutate_single): a genome of length <= 1 is left as it is.
+//   Otherwise, for i = 0, 1, ..., n-1 in order, with probability mutation_rate the genome as
+//   it is now (earlier mutations included) is changed at i. The draws for one mutated position
+//   are, in order: c; x uniform in [0, 1), which picks the kind: insertion if x < 0.25 and i is
+//   not an end (0 < i < n-1), else deletion if x < 0.5 (so an insertion drawn at an end is a
+//   deletion, as in ga_lib), rotation if x < 0.75, else replacement; then, except for a
+//   replacement, u uniform, whose "u < 0.5" branch is the first one ga_lib lists (insertion:
+//   up; deletion and rotation: down). The kinds (apply_mutation):
+//   - insertion:   c enters and the genome makes room. Up: g[0,i) c g[i,n-1), c at index i, the
 //                  genes from i on move one place right and g[n-1] falls off. Down:
-//                  g[1,i+1) c g[i+1,n), the genes up to i move one place left and g[0] falls
-//                  off. Either way the result has c at index i.
+//                  g[1,i) c g[i,n), c at index i-1, the genes before it move one place left
+//                  and g[0] falls off; g[i] stays where it is. At an end (i = 0 or n-1)
+//                  apply_mutation makes it the deletion with the same direction.
 //   - deletion:    g[i] leaves and c fills the freed end. Down: g[0,i) g[i+1,n) c (the tail
 //                  moves left, c appended). Up: c g[0,i) g[i+1,n) (the head moves right, c
 //                  prepended).
 //   - rotation:    the whole genome rotates by one place, i and c unused. Down (left):
 //                  g[1,n) g[0]. Up (right): g[n-1] g[0,n-1).
-//   - replacement: g[i] = c (c may equal the old gene; the direction is drawn and unused).
-// * Crossover (crossover_at): children of a and b at point p in [1, n-1] are
-//   a[0,p) b[p,n) and b[0,p) a[p,n) (the tails are exchanged). maybe_crossover draws u, and
-//   when u < crossover_rate draws p uniformly from [1, n-1]; genomes of length 1 never cross.
+//   - replacement: g[i] = c (c may equal the old gene; no direction is drawn).
+// * Crossover (crossover_at, ga_lib's crossover): children of a and b at point p in [0, n)
+//   are b[0,p) a[p,n) (in a's place) and a[0,p) b[p,n) (in b's): the heads are exchanged.
+//   p = 0 leaves both as they were. maybe_crossover draws u, and when u < crossover_rate
+//   draws p uniformly from [0, n).
+// * Variation (vary, ga_lib's mutate_and_crossover): for the pairs (0, 1), (2, 3), ... in
+//   order: maybe_crossover of the pair, then mutate the first, then the second. An odd last
+//   genome is neither crossed nor mutated: it goes on as it was selected.
 // * Roulette (roulette_select): k independent draws with replacement; individual m is picked
 //   with probability w_m / sum(w), w = roulette_weight(reward) = reward + 0.05 when reward > 0,
 //   else 0.05, so every individual keeps a chance.
-// * Hall of fame (HallOfFame): at most `capacity` distinct genomes with the highest rewards
-//   seen, best first. A candidate enters when no entry holds the same genome and the hall has
-//   room or the candidate's reward is strictly greater than the worst entry's (which then
-//   leaves); it goes after every entry with a reward >= its own, so the older of equal
-//   entries stays first.
+// * Hall of fame (HallOfFame, ga_train's MaxUniquePriorityQueue(2)): at most `capacity`
+//   distinct genomes with the highest rewards seen, kept as that queue's heapq array ordered
+//   by reward alone (common/py_heapq.h). A candidate enters when no entry holds the same
+//   genome and the hall has room (heappush) or its reward is strictly greater than the root's
+//   (heappushpop: the root, one of the lowest, leaves; which one of equal lowest rewards is
+//   the root is heapq's doing). entries() is iter_in_order: best first, equal rewards in heap
+//   order; best() is its first, as get_max.
 // * Reward cache (FitnessCache): genome -> (reward, correct) for at most `capacity` genomes,
 //   in two generations of at most capacity/2 each: inserts go to the young table; a hit in the
 //   old table is copied to the young one; when the young table is full it becomes the old one
@@ -82,19 +93,22 @@ Genome random_genome(int length, GaRng& rng);
 enum class MutationKind : std::uint8_t { kInsertion, kDeletion, kRotation, kReplacement };
 
 /// Applies one mutation at position `pos` (< g.size()) with new gene `gene`, direction `up`
-/// (see the file comment). Keeps the length.
+/// (see the file comment; an insertion at an end is the deletion). Keeps the length.
 void apply_mutation(Genome& g, std::size_t pos, MutationKind kind, bool up, char gene);
 
 /// Per-gene mutation with probability `rate` (see the file comment); returns how many
 /// positions were mutated.
 int mutate(Genome& g, double rate, GaRng& rng);
 
-/// Exchanges the tails of `a` and `b` (equal lengths) from `point` on.
+/// Exchanges the heads of `a` and `b` (equal lengths) before `point` (<= size).
 void crossover_at(Genome& a, Genome& b, std::size_t point);
 
-/// With probability `rate` crosses `a` and `b` at a uniform point in [1, n-1]; returns
-/// whether it did.
+/// With probability `rate` crosses `a` and `b` at a uniform point in [0, n); returns whether
+/// it drew one (p = 0 changes nothing).
 bool maybe_crossover(Genome& a, Genome& b, double rate, GaRng& rng);
+
+/// Crossover and mutation of the selected parents, in place (see the file comment).
+void vary(std::vector<Genome>& offspring, double crossover_rate, double mutation_rate, GaRng& rng);
 
 /// reward + kRouletteFloor when reward > 0, else kRouletteFloor.
 double roulette_weight(double reward) noexcept;
@@ -118,18 +132,24 @@ class HallOfFame {
   explicit HallOfFame(std::size_t capacity) : capacity_(capacity) {}
   /// Offers one scored genome (see the file comment); returns whether it entered.
   bool offer(const Genome& genome, const Fitness& fitness);
-  /// Best first.
+  /// Best first (equal rewards in heap order).
   const std::vector<Entry>& entries() const noexcept { return entries_; }
   bool empty() const noexcept { return entries_.empty(); }
   const Entry& best() const { return entries_.front(); }
-  void clear() noexcept { entries_.clear(); }
+  void clear() noexcept;
+  /// Writes the heap array.
   void save(ByteWriter& w) const;
-  /// Reads what save() wrote; genomes must have `genome_length` genes (CorruptData otherwise).
+  /// Reads what save() wrote, pushing the entries in order (a heap array comes back as it
+  /// was; an older best-first list becomes a valid heap); genomes must have `genome_length`
+  /// genes and be distinct (CorruptData otherwise).
   void load(ByteReader& r, std::size_t genome_length);
 
  private:
+  void sort_entries();
+
   std::size_t capacity_;
-  std::vector<Entry> entries_;
+  std::vector<Entry> heap_;     // heapq's array, by reward
+  std::vector<Entry> entries_;  // heap_ best first
 };
 
 class FitnessCache {

@@ -171,6 +171,31 @@ TEST(GaAlgorithm, HallOfFameIsAppendedAndTheBestNeverGetsWorse) {
   fs::remove_all(dir);
 }
 
+TEST(GaAlgorithm, AnOddLastParentGoesOnUnmutatedAsInGaLib) {
+  // population 5 - hall of fame 2 = 3 parents: pair (0, 1) is crossed and mutated, parent 2
+  // is copied as selected (ga_lib's mutate_and_crossover leaves children[-1] = population[-1]).
+  const fs::path dir = temp_dir("odd");
+  GaOptions o = small_options(dir);
+  o.population = 5;
+  o.crossover_rate = 0;
+  o.mutation_rate = 1;  // every gene of a mutated child changes place or value
+  GaAlgorithm algo(o);
+  algo.begin_repetition(0);
+  HandActors ev(o);
+  for (int g = 0; g < 5; ++g) {
+    const std::vector<Genome> parents = algo.population();
+    ev.answer(algo, 1, false);
+    ASSERT_TRUE(algo.step());
+    const std::vector<Genome>& pop = algo.population();
+    ASSERT_EQ(pop.size(), 5u);
+    const auto selected = [&](const Genome& x) { return std::find(parents.begin(), parents.end(), x) != parents.end(); };
+    EXPECT_FALSE(selected(pop[0])) << "generation " << g;
+    EXPECT_FALSE(selected(pop[1])) << "generation " << g;
+    EXPECT_TRUE(selected(pop[2])) << "generation " << g << ": the odd parent was changed";
+  }
+  fs::remove_all(dir);
+}
+
 TEST(GaAlgorithm, SameSeedSameRunWhateverTheActorsOrderOrEvaluator) {
   const fs::path dir = temp_dir("det");
   GaOptions o = small_options(dir);

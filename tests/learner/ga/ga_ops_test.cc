@@ -1,10 +1,12 @@
-// The GA's operators (learner/ga/ga_ops.h): each mutation kind, crossover points, roulette
-// probabilities, the hall of fame and the reward cache.
+// The GA's operators (learner/ga/ga_ops.h), held to ga_lib's: each mutation kind, the draws of
+// mutate_single, crossover points, mutate_and_crossover, roulette probabilities, the hall of
+// fame (a heapq queue) and the reward cache.
 #include "learner/ga/ga_ops.h"
 
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -24,9 +26,13 @@ TEST(GaMutation, EachKindDoesWhatItSaysAndKeepsTheLength) {
   };
   const Case cases[] = {
       {MutationKind::kInsertion, true, 3, "><+X-[]."},    // room made to the right, last falls off
-      {MutationKind::kInsertion, false, 3, "<+-X[].,"},   // room made to the left, first falls off
-      {MutationKind::kInsertion, true, 0, "X><+-[]."},    // at the front
-      {MutationKind::kInsertion, false, 7, "<+-[].,X"},   // at the back
+      {MutationKind::kInsertion, false, 3, "<+X-[].,"},   // g[1,3) X g[3,8): X before g[3], first falls off
+      {MutationKind::kInsertion, false, 1, "X<+-[].,"},   // g[1,1) X g[1,8)
+      {MutationKind::kInsertion, true, 6, "><+-[]X."},    // g[0,6) X g[6,7)
+      {MutationKind::kInsertion, true, 0, "X<+-[].,"},    // at the front: the deletion (up)
+      {MutationKind::kInsertion, false, 0, "<+-[].,X"},   // at the front: the deletion (down)
+      {MutationKind::kInsertion, false, 7, "><+-[].X"},   // at the back: the deletion (down)
+      {MutationKind::kInsertion, true, 7, "X><+-[]."},    // at the back: the deletion (up)
       {MutationKind::kDeletion, false, 3, "><+[].,X"},    // g[3] out, tail moves left, X appended
       {MutationKind::kDeletion, true, 3, "X><+[].,"},     // g[3] out, head moves right, X prepended
       {MutationKind::kDeletion, false, 7, "><+-[].X"},    // the last gene out
@@ -47,6 +53,56 @@ TEST(GaMutation, EachKindDoesWhatItSaysAndKeepsTheLength) {
       apply_mutation(h, 0, static_cast<MutationKind>(k), up, '-');
       EXPECT_EQ(h.size(), 1u);
     }
+}
+
+// ga_lib's mutate_single restated with its own list slicing: the draws (rate, gene, kind x,
+// then the direction except for a replacement), the kind thresholds, insertion at an end
+// falling through to deletion, and which branch "random() < 0.5" picks.
+Genome ga_lib_mutate(Genome cs, double rate, GaRng& rng) {
+  if (cs.size() <= 1) return cs;
+  const std::size_t n = cs.size();
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    if (!(rng.uniform() < rate)) continue;
+    const std::string c(1, ringrl::kGaGeneChars[rng.below(ringrl::kGaNumGenes)]);
+    const double x = rng.uniform();
+    if (x < 0.25 && pos != 0 && pos != n - 1) {
+      if (rng.uniform() < 0.5) {
+        cs = cs.substr(0, pos) + c + cs.substr(pos, n - 1 - pos);  // cs[:pos] + [c] + cs[pos:-1]
+      } else {
+        cs = cs.substr(1, pos - 1) + c + cs.substr(pos);  // cs[1:pos] + [c] + cs[pos:]
+      }
+    } else if (x < 0.5) {
+      if (rng.uniform() < 0.5) {
+        cs = cs.substr(0, pos) + cs.substr(pos + 1) + c;  // cs[:pos] + cs[pos+1:] + [c]
+      } else {
+        cs = c + cs.substr(0, pos) + cs.substr(pos + 1);  // [c] + cs[:pos] + cs[pos+1:]
+      }
+    } else if (x < 0.75) {
+      if (rng.uniform() < 0.5) {
+        cs = cs.substr(1) + cs[0];  // cs[1:] + [cs[0]]
+      } else {
+        cs = cs.back() + cs.substr(0, n - 1);  // [cs[-1]] + cs[:-1]
+      }
+    } else {
+      cs = cs.substr(0, pos) + c + cs.substr(pos + 1);  // cs[:pos] + [c] + cs[pos+1:]
+    }
+  }
+  return cs;
+}
+
+TEST(GaMutation, MutateIsGaLibsMutateSingleDrawForDraw) {
+  for (const double rate : {0.15, 0.5, 1.0}) {
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+      GaRng rng(seed), twin(seed);
+      for (const int length : {1, 2, 3, 8, 100}) {
+        Genome g = random_genome(length, rng);
+        const Genome want = ga_lib_mutate(random_genome(length, twin), rate, twin);
+        mutate(g, rate, rng);
+        ASSERT_EQ(g, want) << "rate " << rate << " seed " << seed << " length " << length;
+        ASSERT_TRUE(rng == twin) << "the same number of draws";
+      }
+    }
+  }
 }
 
 TEST(GaMutation, RateZeroChangesNothingRateOneMutatesEveryPosition) {
@@ -76,27 +132,56 @@ TEST(GaMutation, PerGeneRateMatchesItsProbability) {
   EXPECT_NEAR(static_cast<double>(total), n * kRate, 5 * sigma);
 }
 
-TEST(GaCrossover, ExchangesTheTailsFromThePoint) {
+TEST(GaCrossover, ExchangesTheHeadsBeforeThePointAsGaLib) {
+  // ga_lib's crossover(p1, p2) of equal lengths returns (p2[:pos] + p1[pos:], p1[:pos] + p2[pos:]).
   Genome a = "++++++", b = "------";
   crossover_at(a, b, 2);
-  EXPECT_EQ(a, "++----");
-  EXPECT_EQ(b, "--++++");
-  // Random points lie in [1, n-1]: both children always take genes from both parents.
+  EXPECT_EQ(a, "--++++");
+  EXPECT_EQ(b, "++----");
+  // Random points lie in [0, n) (randrange(len)): p = 0 leaves both parents as they were.
   GaRng rng(3);
   std::set<std::size_t> points;
   for (int i = 0; i < 2000; ++i) {
     Genome x = "++++++", y = "------";
     ASSERT_TRUE(maybe_crossover(x, y, 1.0, rng));
-    const std::size_t p = x.find('-');
-    ASSERT_NE(p, std::string::npos);
-    EXPECT_EQ(x.substr(p), std::string(6 - p, '-'));
-    EXPECT_EQ(y, std::string(p, '-') + std::string(6 - p, '+'));
+    const std::size_t p = x.find('+');
+    ASSERT_NE(p, std::string::npos) << "the last gene always stays";
+    EXPECT_EQ(x, std::string(p, '-') + std::string(6 - p, '+'));
+    EXPECT_EQ(y, std::string(p, '+') + std::string(6 - p, '-'));
     points.insert(p);
   }
-  EXPECT_EQ(points, (std::set<std::size_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(points, (std::set<std::size_t>{0, 1, 2, 3, 4, 5}));
   Genome x = "++", y = "--";
   EXPECT_FALSE(maybe_crossover(x, y, 0.0, rng));
   EXPECT_EQ(x, "++");
+}
+
+TEST(GaVary, PairsAreCrossedThenMutatedAndAnOddLastGenomeIsLeftAlone) {
+  // ga_lib's mutate_and_crossover: per pair, the crossover draw (and point), then mutate_single
+  // of each child; children[-1] = population[-1] when the count is odd.
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    GaRng rng(seed), twin(seed);
+    std::vector<Genome> pop;
+    for (int m = 0; m < 5; ++m) pop.push_back(random_genome(30, rng));
+    for (int m = 0; m < 5; ++m) random_genome(30, twin);
+    std::vector<Genome> want = pop;
+    for (std::size_t i = 0; i + 1 < want.size(); i += 2) {
+      if (twin.uniform() < 0.9) {
+        const std::size_t p = twin.below(30);
+        const Genome c1 = want[i + 1].substr(0, p) + want[i].substr(p);
+        const Genome c2 = want[i].substr(0, p) + want[i + 1].substr(p);
+        want[i] = c1;
+        want[i + 1] = c2;
+      }
+      want[i] = ga_lib_mutate(want[i], 0.2, twin);
+      want[i + 1] = ga_lib_mutate(want[i + 1], 0.2, twin);
+    }
+    const Genome last = pop.back();
+    vary(pop, 0.9, 0.2, rng);
+    EXPECT_EQ(pop, want) << "seed " << seed;
+    EXPECT_EQ(pop.back(), last);
+    EXPECT_TRUE(rng == twin);
+  }
 }
 
 TEST(GaRoulette, WeightsAndFrequenciesMatchTheMappedFitness) {
@@ -135,6 +220,26 @@ TEST(GaHallOfFame, KeepsTheBestDistinctGenomesBestFirst) {
   EXPECT_TRUE(hof.offer("e", {0.5, true}));
   EXPECT_EQ(hof.entries()[0].genome, "b") << "the older of equal rewards stays first";
   EXPECT_EQ(hof.entries()[1].genome, "e");
+}
+
+TEST(GaHallOfFame, OfTiedWorstEntriesTheHeapRootLeaves) {
+  // MaxUniquePriorityQueue(2) ordered by reward alone: a and b tie, a is the heap's root, and a
+  // better genome displaces it (keeping the older entry first would drop b instead).
+  HallOfFame hof(2);
+  hof.offer("a", {0.5, false});
+  hof.offer("b", {0.5, false});
+  EXPECT_TRUE(hof.offer("c", {0.7, false}));
+  ASSERT_EQ(hof.entries().size(), 2u);
+  EXPECT_EQ(hof.entries()[0].genome, "c");
+  EXPECT_EQ(hof.entries()[1].genome, "b");
+  // Again with the tie at the top: x is the root and leaves first, y stays.
+  HallOfFame top(2);
+  top.offer("x", {0.7, false});
+  top.offer("y", {0.7, false});
+  EXPECT_EQ(top.best().genome, "x") << "get_max: the first of the heap array";
+  EXPECT_TRUE(top.offer("z", {0.9, false}));
+  EXPECT_EQ(top.entries()[0].genome, "z");
+  EXPECT_EQ(top.entries()[1].genome, "y");
 }
 
 TEST(GaCache, HitsSkipWorkAndTheSizeStaysBounded) {
