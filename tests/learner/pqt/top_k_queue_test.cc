@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
@@ -67,15 +69,58 @@ TEST(TopKQueue, EvictedProgramMayReenter) {
   EXPECT_EQ(q.max().tokens, Tokens{1});
 }
 
-TEST(TopKQueue, EqualScoresRankByInsertion) {
+// The heap array as (score, first token) pairs.
+std::vector<std::pair<double, int>> heap_of(const MaxUniquePriorityQueue& q) {
+  std::vector<std::pair<double, int>> out;
+  for (const auto& it : q.heap()) out.emplace_back(it.score, it.tokens.at(0));
+  return out;
+}
+
+std::vector<int> sorted_of(const MaxUniquePriorityQueue& q) {
+  std::vector<int> out;
+  for (const auto& it : q.sorted()) out.push_back(it.tokens.at(0));
+  return out;
+}
+
+using Heap = std::vector<std::pair<double, int>>;
+
+// Equal scores are not ordered (MPQItemContainer compares the score alone): the heapq sifts
+// decide which of the tied minima is the root, and the root is the one a better program
+// evicts. Expected arrays from CPython's heapq (push / heappushpop, items compared by score).
+TEST(TopKQueue, TiedMinimaLeaveAsHeapqPopsThem) {
   MaxUniquePriorityQueue q(3);
   q.push(0.5, {1});
   q.push(0.5, {2});
   q.push(0.5, {3});
-  EXPECT_EQ(q.max().tokens, Tokens{1});
-  EXPECT_EQ(q.min().tokens, Tokens{3});
-  EXPECT_TRUE(q.push(0.6, {4}));  // evicts the latest of the tied minima
-  EXPECT_FALSE(q.contains({3}));
+  EXPECT_EQ(heap_of(q), (Heap{{0.5, 1}, {0.5, 2}, {0.5, 3}}));
+  EXPECT_EQ(q.min().tokens, Tokens{1});  // the root, the oldest here
+  EXPECT_EQ(q.max().tokens, Tokens{1});  // the first highest score of the array
+  EXPECT_TRUE(q.push(0.6, {4}));         // the root (1) leaves, not the newest tie (3)
+  EXPECT_EQ(heap_of(q), (Heap{{0.5, 3}, {0.5, 2}, {0.6, 4}}));
+  EXPECT_EQ(sorted_of(q), (std::vector<int>{4, 3, 2}));  // ties in array order
+  EXPECT_TRUE(q.push(0.6, {5}));                          // now the root is 3
+  EXPECT_EQ(heap_of(q), (Heap{{0.5, 2}, {0.6, 5}, {0.6, 4}}));
+  EXPECT_EQ(q.max().tokens, Tokens{5});
+  EXPECT_FALSE(q.push(0.5, {6}));  // ties the root: the new one goes
+  EXPECT_TRUE(q.push(0.6, {7}));
+  EXPECT_EQ(heap_of(q), (Heap{{0.6, 4}, {0.6, 5}, {0.6, 7}}));
+  EXPECT_TRUE(q.push(0.7, {8}));  // of three tied minima, the root (4) leaves
+  EXPECT_EQ(heap_of(q), (Heap{{0.6, 7}, {0.6, 5}, {0.7, 8}}));
+  EXPECT_EQ(sorted_of(q), (std::vector<int>{8, 7, 5}));
+}
+
+// The remove-char plateau: a full queue of equal rewards, then better programs one by one.
+// heapq evicts 100, 102, 106, 105 (the roots); evicting the newest tie would drop 109, 108,
+// 107, 106.
+TEST(TopKQueue, PlateauOfTiesKeepsWhatHeapqKeeps) {
+  MaxUniquePriorityQueue q(10);
+  for (int i = 0; i < 10; ++i) q.push(0.5501, {100 + i});
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(q.push(0.6, {200 + i}));
+  for (int gone : {100, 102, 105, 106}) EXPECT_FALSE(q.contains({gone})) << gone;
+  for (int kept : {101, 103, 104, 107, 108, 109}) EXPECT_TRUE(q.contains({kept})) << kept;
+  std::vector<int> order;
+  for (const auto& it : q.heap()) order.push_back(it.tokens[0]);
+  EXPECT_EQ(order, (std::vector<int>{101, 104, 200, 103, 109, 201, 202, 107, 108, 203}));
 }
 
 TEST(TopKQueue, SamplingIsUniformWithReplacement) {
@@ -120,13 +165,73 @@ TEST(TopKQueue, SaveLoadRoundTrip) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].score, b[i].score);
     EXPECT_EQ(a[i].tokens, b[i].tokens);
-    EXPECT_EQ(a[i].seq, b[i].seq);
   }
   EXPECT_EQ(saved(r), bytes);
-  // Insertion order survives: a tie after restore still discards the new item.
+  // A tie after restore still discards the new item.
   EXPECT_FALSE(r.push(-0.5, {9}));
   // An empty queue keeps its capacity.
   EXPECT_EQ(loaded(saved(MaxUniquePriorityQueue(10))).capacity(), 10u);
+}
+
+TEST(TopKQueue, SaveLoadKeepsTheHeapOrderAmongTies) {
+  // The restored queue evicts the same tied programs as the one that kept running.
+  MaxUniquePriorityQueue q(10);
+  for (int i = 0; i < 10; ++i) q.push(0.5501, {100 + i});
+  q.push(0.6, {200});
+  MaxUniquePriorityQueue r = loaded(saved(q));
+  EXPECT_EQ(heap_of(r), heap_of(q));
+  for (int i = 1; i < 4; ++i) {
+    q.push(0.6, {200 + i});
+    r.push(0.6, {200 + i});
+  }
+  EXPECT_EQ(heap_of(r), heap_of(q));
+}
+
+TEST(TopKQueue, LoadsTheUnorderedFormatByInsertionOrder) {
+  // RRLTOPK2 (before the heap): capacity, next insertion number, items (score, number,
+  // tokens) in no order. They are pushed by insertion number.
+  std::string bytes;
+  StringSink sink(&bytes);
+  ByteWriter w(sink);
+  const char tag[8] = {'R', 'R', 'L', 'T', 'O', 'P', 'K', '2'};
+  w.put_bytes(tag, sizeof tag);
+  w.put<std::uint64_t>(3);  // capacity
+  w.put<std::uint64_t>(5);  // next insertion number
+  w.put<std::uint64_t>(3);  // items
+  const struct {
+    double score;
+    std::uint64_t seq;
+    int token;
+  } old[] = {{0.7, 4, 7}, {0.5, 1, 5}, {0.5, 2, 6}};
+  for (const auto& o : old) {
+    w.put<double>(o.score);
+    w.put<std::uint64_t>(o.seq);
+    w.put_vector(Tokens{o.token});
+  }
+  MaxUniquePriorityQueue q = loaded(bytes);
+  EXPECT_EQ(q.capacity(), 3u);
+  EXPECT_EQ(heap_of(q), (Heap{{0.5, 5}, {0.5, 6}, {0.7, 7}}));
+  // From then on it is the heap: saved in the new format, and the root goes first.
+  EXPECT_EQ(heap_of(loaded(saved(q))), heap_of(q));
+  EXPECT_TRUE(q.push(0.6, {8}));
+  EXPECT_FALSE(q.contains({5}));
+}
+
+TEST(TopKQueue, LoadRejectsAnArrayThatIsNotAHeap) {
+  MaxUniquePriorityQueue q(2);
+  q.push(0.25, {1});
+  q.push(0.75, {2});
+  const std::string bytes = saved(q);
+  // The two items (of equal size) swapped: [0.75, 0.25] is not a min-heap.
+  const std::string item1 = bytes.substr(24, (bytes.size() - 24) / 2), item2 = bytes.substr(24 + item1.size());
+  ASSERT_EQ(item1.size(), item2.size());
+  const std::string reordered = bytes.substr(0, 24) + item2 + item1;
+  try {
+    loaded(reordered);
+    ADD_FAILURE() << "accepted an array out of heap order";
+  } catch (const CorruptData& e) {
+    EXPECT_NE(std::string(e.what()).find("not in heap order"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TopKQueue, LoadRejectsBadState) {
@@ -151,7 +256,7 @@ TEST(TopKQueue, LoadRejectsBadState) {
   expect_corrupt(zero_capacity, "capacity 0");
   std::string one_capacity = bytes;  // holds 1 item; capacity 1 is fine, count 3 is not
   const std::uint64_t three = 3;
-  std::memcpy(&one_capacity[24], &three, sizeof three);
+  std::memcpy(&one_capacity[16], &three, sizeof three);
   expect_corrupt(one_capacity, "more than its capacity");
 }
 
