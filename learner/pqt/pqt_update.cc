@@ -526,9 +526,10 @@ struct PqtLearner::Impl {
           gr = pass->group_grads(j);
           lookup_sq[static_cast<std::size_t>(j)] = torch::tensor(pass->lookup_sq(j), alp.options());
           if (o.regularizer != 0.0) {
-            // d/dW of reg * sum 1/2 |W|^2 on the kernels and the output (not the embedding).
+            // d/dW of reg * sum 1/2 |W|^2 on the kernels and the output (not the embedding);
+            // blob order is embedding, (kernel, bias) per layer, output.
             torch::NoGradGuard no_grad;
-            for (std::size_t q = 1; q < params.size(); q += 2) gr[q].add_(params[q], o.regularizer);
+            for (std::size_t q = 1; q + 1 < params.size(); q += 2) gr[q].add_(params[q], o.regularizer);
             gr.back().add_(params.back(), o.regularizer);
           }
         }
