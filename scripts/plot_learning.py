@@ -14,23 +14,25 @@ writes the summary and skips the figure. Writes:
 The plan (budget, seeds, tasks, methods) is kept in OUT/experiment.json; the options given
 here are merged into it (tasks and methods accumulate), so a standalone call reuses it.
 Data: each cell OUT/METHOD/TASK holds results.jsonl (one line per completed repetition, keyed
-by global_rep) and, for pqt modes and ga, metrics.csv (columns rep, npe, best_reward: the
-running best, sampled every metrics_every_s); a cell without metrics.csv is drawn from
-solutions.txt (every new best program with its NPE). Only completed repetitions are plotted; each
-curve ends at the repetition's final (npe, best_reward) from results.jsonl, which also carries
-forward to the budget for a repetition that stopped early on success.
-`train random` writes no metrics.csv, only results.jsonl: random search is drawn as one marker
-per task at the budget (mean final best reward, bar min-max), not as a curve.
+by global_rep) and solutions.txt (one line per new best program with the exact NPE at which
+it was scored: the end of its batch or generation). Every curve is drawn from solutions.txt,
+whatever the method, so all are at exact NPE (metrics.csv, sampled every metrics_every_s and
+up to thousands of programs late, is not used). solutions.txt has no repetition column; see
+solution_runs() for how its lines are split into repetitions and matched to results.jsonl.
+Only completed repetitions are plotted; each curve ends at the repetition's final (npe,
+best_reward) from results.jsonl, which also carries forward to the budget for a repetition
+that stopped early on success. A repetition whose lines cannot be identified is left out of
+its cell's curve, with a note on stdout.
+`train random` writes no solutions.txt, only results.jsonl: random search is drawn as one
+marker per task at the budget (mean final best reward, bar min-max), not as a curve.
 """
 import argparse
-import csv
 import json
 import math
 import os
 
 METHODS = ["pqt", "pg+pqt", "pg", "ga", "random"]  # display order; other names go after
 COLORS = {"pqt": "tab:blue", "pg+pqt": "tab:purple", "pg": "tab:orange", "ga": "tab:green", "random": "tab:gray"}
-INITIAL_BEST = -10.0  # the trainers' best reward before any program was scored
 
 
 def load_plan(out, args):
@@ -116,42 +118,64 @@ def write_summary(out, plan, stats):
     print(text)
 
 
+def solution_runs(path):
+    """The lines of a solutions.txt, [(npe, reward), ...] per started repetition, in file order.
+    Repetitions run in order, and each one's first batch (or generation) always logs a line, at
+    the NPE of that first batch, since the best starts at -10. So a fall in NPE to at most the
+    file's first NPE starts a repetition (as does, at that same NPE, a reward that is no new
+    best). A fall to a larger NPE is a resume from a checkpoint inside the repetition: the lines
+    the interrupted process logged after the checkpoint are dropped (those at or above the
+    resumed line's NPE, and those whose reward it does not beat, which must postdate the
+    checkpoint). Lines logged between the checkpoint and the resumed line's NPE with a lower
+    reward cannot be told apart and stay."""
+    runs, first, last, last_reward = [], None, math.inf, math.inf
+    for line in open(path):
+        try:
+            s = json.loads(line)
+            npe, reward = float(s["npe"]), float(s["reward"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a blank or torn line
+        if first is None:
+            first = npe
+        if not runs or (npe <= first and (npe < last or reward <= last_reward)):
+            runs.append([])
+        elif npe < last:
+            runs[-1] = [(n, r) for n, r in runs[-1] if n < npe and r < reward]
+        runs[-1].append((npe, reward))
+        last, last_reward = npe, reward
+    return runs
+
+
 def solution_points(cell, reps):
-    """{rep: [(npe, reward), ...]} from solutions.txt, for a cell whose metrics.csv was not kept.
-    The file has no repetition column: repetitions run in order and each starts again at a small
-    NPE, so a fall in NPE starts the next one. If that split does not give one run of lines per
-    completed repetition (e.g. a repetition resumed from an earlier checkpoint), nothing."""
+    """{rep: [(npe, reward), ...]} of the completed repetitions that solutions.txt's runs can be
+    matched to: in repetition order, the next run that ends at the repetition's best_reward at
+    no more than its final NPE (a run that does not, e.g. one a restart from scratch
+    abandoned, is skipped). None when the cell has no solutions.txt."""
     path = os.path.join(cell, "solutions.txt")
     if not os.path.exists(path):
-        return {}
-    runs, last = [], math.inf
-    for line in open(path):
-        if line.strip():
-            s = json.loads(line)
-            if s["npe"] < last:
-                runs.append([])
-            runs[-1].append((float(s["npe"]), s["reward"]))
-            last = s["npe"]
-    return dict(zip(sorted(reps), runs)) if len(runs) == len(reps) else {}
+        return None
+    runs, points, j = solution_runs(path), {}, 0
+    for rep in sorted(reps):
+        r = reps[rep]
+        ends_here = lambda run: (abs(run[-1][1] - r["best_reward"]) <= 1e-9 * max(1.0, abs(r["best_reward"]))  # noqa: E731
+                                 and run[-1][0] <= r["npe"])
+        i = next((i for i in range(j, len(runs)) if ends_here(runs[i])), None)
+        if i is not None:
+            points[rep], j = runs[i], i + 1
+    return points
 
 
 def read_curves(cell, reps):
-    """{rep: [(npe, running best reward), ...]} of the completed repetitions."""
-    points = {rep: [] for rep in reps}
-    path = os.path.join(cell, "metrics.csv")
-    if not os.path.exists(path):
-        for rep, pts in solution_points(cell, reps).items():
-            points[rep] += pts
-    else:
-        for row in csv.DictReader(open(path, newline="")):
-            try:
-                rep, npe, best = int(float(row["rep"])), float(row["npe"]), float(row["best_reward"])
-            except (KeyError, TypeError, ValueError):
-                continue  # a repeated header after a resume, or a torn last line
-            if rep in points and best > INITIAL_BEST:
-                points[rep].append((npe, best))
+    """{rep: [(npe, running best reward), ...]} of the completed repetitions, at exact NPE. A cell
+    without solutions.txt (random search) gets each repetition's final point only."""
+    found = solution_points(cell, reps)
+    points = {}
     for rep, r in reps.items():
-        points[rep].append((float(r["npe"]), r["best_reward"]))
+        if found is not None and rep not in found:
+            print(f"plot_learning: {cell} repetition {rep}: no run of solutions.txt ends at its best reward "
+                  f"{r['best_reward']}; left out of the curve")
+            continue
+        points[rep] = (found or {}).get(rep, []) + [(float(r["npe"]), r["best_reward"])]
     curves = {}
     for rep, pts in points.items():
         pts.sort()
