@@ -151,7 +151,7 @@ actors::PqtActorOptions actor_options_from(const nlohmann::json& cfg) {
   a.task = require_task(cfg);
   a.score = score_from(cfg);
   a.shape = shape_from(cfg);
-  a.batch_size = get_count<int>(cfg, "batch_size");
+  a.batch_size = learner_options_from(cfg).fresh_rows();  // B, or B less the replayed rows
   a.eos_token = get<bool>(cfg, "eos_token");
   a.softmax_tr = get<float>(cfg, "softmax_tr");
   return a;

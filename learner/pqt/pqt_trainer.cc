@@ -127,11 +127,14 @@ class PqtAlgorithm final : public Algorithm {
   const char* budget_key() const override { return "npe"; }
 
   // --- the work gate: pace learner lets the actors sample max_lag + 1 steps' batches ahead
+  // A unit is an actor's batch, fresh_rows() programs; a step takes programs_per_step() of
+  // them (more for the first step with experience replay, whose buffer is still empty).
   std::uint64_t units_ahead() const override {
     if (o_.pace != Pace::kLearner) return 0;
-    return (std::uint64_t{o_.max_lag} + 1) * static_cast<std::uint64_t>(o_.learner.batches_per_update);
+    const std::uint64_t unit = records_per_unit();
+    return (std::uint64_t{o_.max_lag} + 1) * ((programs_per_step() + unit - 1) / unit);
   }
-  std::uint64_t records_per_unit() const override { return static_cast<std::uint64_t>(o_.learner.batch_size); }
+  std::uint64_t records_per_unit() const override { return static_cast<std::uint64_t>(o_.learner.fresh_rows()); }
   std::uint64_t records_retired() const override { return pool_.removed(); }
 
   // --- one repetition

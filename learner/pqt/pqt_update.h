@@ -106,6 +106,10 @@ struct LearnerOptions {
   bool replay_enabled() const { return alpha > 0.0; }
   /// Programs drawn from the replay buffer per step once it is non-empty: int(B * alpha).
   int replay_rows() const { return static_cast<int>(batch_size * alpha); }
+  /// Fresh programs a step takes once replay has a buffer (B, less replay_rows()): the size
+  /// of an actor's batch, so that with max_lag 0 each step trains on programs sampled with
+  /// the weights it starts from (docs/train.md).
+  int fresh_rows() const { return replay_enabled() ? batch_size - replay_rows() : batch_size; }
   bool topk_enabled() const { return mode != TrainMode::kPg && topk > 0 && topk_loss_hparam != 0.0; }
 };
 

@@ -455,6 +455,12 @@ TEST_F(TrainPqt, ExperienceReplayStepsOnHalfFreshBatches) {
   EXPECT_GE(npe, 20000u);
   EXPECT_GE(steps * 16 + 64, npe) << "steps " << steps << " for " << npe << " programs";
   EXPECT_LE(steps * 16, npe + 16);
+  // The actors sample the fresh share (16), so max_lag 0 holds with replay too: no step
+  // trains on a program sampled before the weights it starts from, and none is dropped.
+  EXPECT_EQ(res[0]["train_lag_max"], 0) << res[0].dump();
+  const std::vector<double> dropped = metrics_column(dir, "dropped_stale");
+  ASSERT_FALSE(dropped.empty());
+  EXPECT_EQ(*std::max_element(dropped.begin(), dropped.end()), 0.0);
   fs::remove_all(dir);
   const RunResult bad =
       run({"train", "pqt", "--task", "print", "--mode", "pqt", "--set", "alpha=0.5", "--run-dir", dir.string()});
