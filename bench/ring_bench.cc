@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "app/cli_numbers.h"
+#include "common/cli_numbers.h"
 #include "common/errors.h"
 #include "common/records.h"
 #include "common/run_segment.h"
