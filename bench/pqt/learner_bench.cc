@@ -106,14 +106,24 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
     BareStep bare(bare_options, batch, /*fused=*/false);
     BareStep bare_fused(bare_options, batch, /*fused=*/true);
 
-    auto ours_step = [&] {
-      for (auto& v : batch.policy_versions) v = ours.version();
-      ours.step(batch, options.profiler);
+    // One call of ours or eager is k updates (k = batches_per_update, one pass over k batches);
+    // a bare call is one.
+    const int k = options.learner.batches_per_update;
+    std::vector<EpisodeBatch> batches(static_cast<std::size_t>(k), batch);
+    auto learner_step = [&](PqtLearner& l, PhaseProfiler* profiler) -> long {
+      if (k == 1) {
+        for (auto& v : batch.policy_versions) v = l.version();
+        l.step(batch, profiler);
+      } else {
+        for (std::size_t j = 0; j < batches.size(); ++j) {
+          for (auto& v : batches[j].policy_versions) v = l.version() + j;
+        }
+        l.step(batches, profiler);
+      }
+      return k;
     };
-    auto eager_step = [&] {
-      for (auto& v : batch.policy_versions) v = eager.version();
-      eager.step(batch);
-    };
+    auto ours_step = [&] { return learner_step(ours, options.profiler); };
+    auto eager_step = [&] { return learner_step(eager, nullptr); };
     for (int i = 0; i < options.warmup_steps; ++i) {
       ours_step();
       eager_step();
@@ -128,16 +138,25 @@ LearnerBenchResult bench_learner_step(const LearnerBenchOptions& options) {
         const auto start = Clock::now();
         double elapsed = 0.0;
         do {
-          fn();
-          ++*steps;
+          *steps += fn();  // updates done by the call
           elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         } while (elapsed < slice);
         *seconds += elapsed;
       };
       run(ours_step, &r.ours_steps, &ours_s);
       run(eager_step, &r.eager_steps, &eager_s);
-      run([&] { bare.step(); }, &r.bare_steps, &bare_s);
-      run([&] { bare_fused.step(); }, &r.bare_fused_steps, &fused_s);
+      run(
+          [&] {
+            bare.step();
+            return 1L;
+          },
+          &r.bare_steps, &bare_s);
+      run(
+          [&] {
+            bare_fused.step();
+            return 1L;
+          },
+          &r.bare_fused_steps, &fused_s);
     }
     r.ours_updates_per_s = static_cast<double>(r.ours_steps) / ours_s;
     r.bare_updates_per_s = static_cast<double>(r.bare_steps) / bare_s;

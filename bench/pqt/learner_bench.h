@@ -8,6 +8,9 @@
 // * bare_fused: the same fused LSTM layer function PqtLearner's eager path uses.
 // And PqtLearner itself with policy_kernel eager (autograd, the per-ISA LSTM layer kernels),
 // against ours at the options' policy_kernel (auto: the fused pass on the CPU).
+// With learner.batches_per_update k > 1, ours and eager take k copies of the batch per call
+// (PqtLearner::step(batches), one pass over k B rows) and count k updates per call; the bare
+// baselines stay one batch per update, so ratio compares updates (batches) per second.
 // Torch-free header (for `ringrl bench npe` / `ringrl profile learner`).
 // Sets torch to `threads` intra-op threads for the duration (restored afterwards).
 #pragma once
@@ -19,7 +22,7 @@
 namespace ringrl::learner {
 
 struct LearnerBenchOptions {
-  LearnerOptions learner = LearnerOptions::paper(TrainMode::kPqt);  // B=64, T=100, cpu
+  LearnerOptions learner = LearnerOptions::paper(TrainMode::kPqt);  // B=64, T=100, auto device, k=1
   double seconds = 3.0;                                             // per side, split over rounds
   int rounds = 3;  // alternating ours / bare, to share any background drift
   int warmup_steps = 3;

@@ -1,20 +1,30 @@
 // model_bench: runs bench_sampler, bench_policy_kernels and bench_learner_step once, serially,
 // and prints JSON.
 // Not a ctest; `ringrl bench npe` / `ringrl profile learner` call the same functions.
-//   model_bench [sampler_seconds] [learner_seconds] [trace.json] [learner_threads]
+//   model_bench [sampler_seconds] [learner_seconds] [trace.json] [learner_threads] [device]
+//               [batches_per_update]
+// device (default cpu; auto, cuda:N) and batches_per_update k (default 1) apply to the learner
+// step; the sampler and the kernels always run on the CPU. With k > 1 one learner call is k
+// updates over k copies of the batch, and updates/s counts each of them (the bare LibTorch
+// baselines stay one batch per update). scripts/gpu_check.sh times cuda:0 at k = 1 and 8.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "bench/pqt/kernel_bench.h"
 #include "bench/pqt/learner_bench.h"
 #include "bench/pqt/sampler_bench.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   const double sampler_s = argc > 1 ? std::atof(argv[1]) : 6.0;
   const double learner_s = argc > 2 ? std::atof(argv[2]) : 20.0;
   const std::string trace = argc > 3 ? argv[3] : "";
   const int threads = argc > 4 ? std::atoi(argv[4]) : 1;
+  const std::string device = argc > 5 ? argv[5] : "cpu";
+  const int batches_per_update = argc > 6 ? std::atoi(argv[6]) : 1;
 
   ringrl::actors::SamplerBenchOptions so;  // B=64, T=100, eos off
   so.seconds = sampler_s;
@@ -34,7 +44,8 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   ringrl::learner::LearnerBenchOptions lo;  // paper PQT, B=64, T=100
-  lo.learner.device = "cpu";
+  lo.learner.device = device;
+  lo.learner.batches_per_update = batches_per_update;
   // A PQT update runs B sampled rows and the queue's rows through the kernels.
   const auto kernels = ringrl::learner::bench_policy_kernels(
       lo.learner.shape, lo.learner.batch_size + lo.learner.topk_batch_size, lo.learner.max_len, learner_s / 4);
@@ -53,12 +64,13 @@ int main(int argc, char** argv) {
   lo.profiler = trace.empty() ? nullptr : &profiler;
   const auto l = ringrl::learner::bench_learner_step(lo);
   std::printf(
-      " \"learner\": {\"mode\": \"pqt\", \"threads\": %d, \"device\": \"%s\", \"ours_updates_per_s\": %.3f, "
+      " \"learner\": {\"mode\": \"pqt\", \"threads\": %d, \"device\": \"%s\", \"batches_per_update\": %d, "
+      "\"ours_updates_per_s\": %.3f, "
       "\"bare_updates_per_s\": %.3f, \"bare_fused_updates_per_s\": %.3f, "
       "\"ours_ms\": %.2f, \"bare_ms\": %.2f, \"ratio\": %.3f, \"overhead_ratio\": %.3f, "
       "\"eager_updates_per_s\": %.3f, \"gflop_per_update\": %.4f, \"ours_gflop_per_s\": %.1f, "
       "\"ours_steps\": %ld, \"bare_steps\": %ld, \"bare_fused_steps\": %ld, \"eager_steps\": %ld}}\n",
-      threads, l.device.c_str(), l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s,
+      threads, l.device.c_str(), batches_per_update, l.ours_updates_per_s, l.bare_updates_per_s, l.bare_fused_updates_per_s,
       l.ours_ms_per_update, l.bare_ms_per_update, l.ratio, l.overhead_ratio, l.eager_updates_per_s,
       l.flops_per_update * 1e-9, l.ours_gflop_per_s, l.ours_steps, l.bare_steps, l.bare_fused_steps, l.eager_steps);
   if (!trace.empty()) {
@@ -66,4 +78,15 @@ int main(int argc, char** argv) {
     std::fputs(profiler.summary_table().c_str(), stderr);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "model_bench: %s\n", e.what());
+    return 2;
+  }
 }
