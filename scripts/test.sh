@@ -30,6 +30,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 phase setup bash scripts/setup.sh
 phase "release build" bash scripts/build.sh release
 phase "release tests" ctest --preset release -j "${RINGRL_TEST_JOBS:-2}"
+phase "gpu check" env RINGRL_GPU_BUILD_DIR=build/release bash scripts/gpu_check.sh  # no GPU: one JSON line
 if [[ "${RINGRL_SKIP_SANITIZERS:-0}" != 1 ]]; then
   phase "tsan build" bash -c "cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $jobs --target ringrl_concurrency_tests"
   phase "tsan tests" env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --preset tsan -j 2
