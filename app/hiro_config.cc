@@ -87,6 +87,10 @@ td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   l.device = get<std::string>(cfg, "device");
   l.td3_kernel = get<std::string>(cfg, "td3_kernel");
   l.device_replay = get<std::string>(cfg, "device_replay");
+  // A run directory from before these keys ran PyTorch's Adam and true skips; its --resume
+  // goes on that way.
+  l.adam_form = runfiles::has(cfg, "adam_form") ? get<std::string>(cfg, "adam_form") : "torch";
+  l.actor_zero_grad_steps = runfiles::has(cfg, "actor_zero_grad_steps") && get<bool>(cfg, "actor_zero_grad_steps");
   l.seed = get<std::uint64_t>(cfg, "seed");
   t.env = c.env;
   t.targets = c.targets;

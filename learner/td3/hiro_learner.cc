@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "common/errors.h"
+#include "common/seeds.h"
 #include "envs/maze/factory.h"
 #include "learner/td3/fifo_replay.h"
 #include "learner/td3/hiro_ops.h"
@@ -18,10 +19,9 @@ namespace {
 
 constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
 constexpr std::uint32_t kHiroVersion = 1;
-constexpr std::uint64_t kLowSeedSalt = 1;  // agent seeds derive from options.seed
+constexpr std::uint64_t kLowSeedSalt = 1;  // stream seeds: mix_seed(options.seed, salt)
 constexpr std::uint64_t kHighSeedSalt = 2;
 constexpr std::uint64_t kLearnerSeedSalt = 3;
-constexpr std::uint64_t kSeedStride = 0x9E3779B97F4A7C15ULL;
 
 torch::Device resolve_device(const std::string& name) {
   if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
@@ -63,8 +63,11 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   t.update_period = o.update_period;
   t.target_noise = o.target_noise;
   t.target_noise_clip = o.target_noise_clip;
-  t.seed = o.seed + (low ? kLowSeedSalt : kHighSeedSalt) * kSeedStride;
+  const HiroStreamSeeds seeds = hiro_stream_seeds(o.seed);
+  t.seed = low ? seeds.low : seeds.high;
   t.kernel = parse_td3_kernel(o.td3_kernel);
+  t.adam_form = parse_adam_form(o.adam_form);
+  t.actor_zero_grad_steps = o.actor_zero_grad_steps;
   return t;
 }
 
@@ -79,6 +82,10 @@ HiroUpdateStats read_stats(const Td3Stats& s, bool read) {
 }
 
 }  // namespace
+
+HiroStreamSeeds hiro_stream_seeds(std::uint64_t seed) noexcept {
+  return {mix_seed(seed, kLowSeedSalt), mix_seed(seed, kHighSeedSalt), mix_seed(seed, kLearnerSeedSalt)};
+}
 
 void HiroOptions::validate() const {
   const hiro::GoalSpace& gs = goal_space;
@@ -98,6 +105,7 @@ void HiroOptions::validate() const {
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
   (void)parse_relabel_strategy(relabel);
   (void)parse_td3_kernel(td3_kernel);
+  (void)parse_adam_form(adam_form);
   if (device_replay != "auto" && device_replay != "on" && device_replay != "off")
     throw UsageError("hiro: device_replay '" + device_replay + "': expected auto, on or off");
   for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})
@@ -166,7 +174,7 @@ struct HiroLearner::Impl {
         low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
         high_replay(o.replay_capacity, hiro::MetaTransitionLayout(o.meta_transition_dims()).floats()),
         relabeller(parse_relabel_strategy(o.relabel), o.goal_space, o.action_low, o.action_high, device),
-        rng(o.seed + kLearnerSeedSalt * kSeedStride) {
+        rng(hiro_stream_seeds(o.seed).learner) {
     if (replay_on_device(o.device_replay, device)) {
       low_rows.emplace(low_replay, device);
       high_rows.emplace(high_replay, device);
@@ -233,13 +241,7 @@ HiroUpdateStats HiroLearner::update_low(bool read_losses, learner::PhaseProfiler
   Td3Batch batch;
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
-    const auto rows = m.sample_rows(m.low_replay, m.low_rows);
-    const auto s = rows.narrow(1, L.s(), L.obs);
-    const auto a = rows.narrow(1, L.a(), L.act);
-    const auto s_next = rows.narrow(1, L.s_next(), L.obs);
-    const auto g = rows.narrow(1, L.g(), L.goal);
-    const auto g_next = rows.narrow(1, L.g_next(), L.goal);
-    batch = Td3Batch{torch::cat({s, g}, 1), a, intrinsic_reward(s, g, s_next), torch::cat({s_next, g_next}, 1)};
+    batch = low_level_batch(m.sample_rows(m.low_replay, m.low_rows), L);
   }
   return read_stats(m.low.update(batch, profiler), read_losses);
 }
@@ -248,30 +250,21 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
   Impl& m = *impl_;
   if (m.high_replay.empty()) throw UsageError("hiro: update_high() before any meta transition was added");
   const hiro::MetaTransitionLayout L(m.options.meta_transition_dims());
-  const std::int64_t B = m.options.batch_size;
-  RelabelBatch rb;
-  Td3Batch batch;  // its action, the relabelled goal, comes below
+  HighLevelBatch hb;  // its action, the relabelled goal, comes below
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kSample);
-    const auto rows = m.sample_rows(m.high_replay, m.high_rows);
-    rb.s = rows.narrow(1, L.s(), L.obs);
-    rb.s_next = rows.narrow(1, L.s_next(), L.obs);
-    rb.g = rows.narrow(1, L.g(), L.goal);
-    rb.states = rows.narrow(1, L.low_states(), L.steps * L.obs).reshape({B, L.steps, L.obs});
-    rb.actions = rows.narrow(1, L.low_actions(), L.steps * L.act).reshape({B, L.steps, L.act});
-    batch.x = torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1);
-    batch.r = rows.select(1, L.reward());
-    batch.x_next = torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1);
+    hb = high_level_batch(m.sample_rows(m.high_replay, m.high_rows), L);
   }
   {
+    // Scored with the online low-level actor (act()), not its target (§9.1).
     auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
     Td3Agent& low = m.low;
-    batch.a = m.relabeller
-                  .relabel(
-                      rb, [&low](const torch::Tensor& x) { return low.act(x); }, m.rng)
-                  .goals;
+    hb.td3.a = m.relabeller
+                   .relabel(
+                       hb.relabel, [&low](const torch::Tensor& x) { return low.act(x); }, m.rng)
+                   .goals;
   }
-  return read_stats(m.high.update(batch, profiler), read_losses);
+  return read_stats(m.high.update(hb.td3, profiler), read_losses);
 }
 
 namespace {

@@ -12,10 +12,12 @@
 //   recomputed as r_lo(s, g, s') (§6.3); one TD3 update. update_high(): B rows; the goal is
 //   relabelled (§9, strategy from the options) with the current online low-level actor; x =
 //   s_t (+) G_t, x' = s_{t+c} (+) G_{t+c}, r = R (stored); one TD3 update with gamma_high
-//   per meta transition. Each requires a non-empty replay (UsageError otherwise). The
+//   per meta transition. The batches are hiro_ops.h's low_level_batch / high_level_batch of
+//   the sampled rows. Each requires a non-empty replay (UsageError otherwise). The
 //   update-rate schedule (1 low per env step, 1 high per 10) is the caller's.
 // * Random streams: the learner's own (replay indices, relabel draws) and one per agent
-//   (initial weights, target smoothing), all seeded from options.seed.
+//   (initial weights, target smoothing), seeded by hiro_stream_seeds(options.seed): unrelated
+//   streams, so no stream reuses another's numbers.
 // * save()/load(): both agents, both replays and the learner's stream; load() into a learner
 //   built with the same options gives bit-identical later updates.
 // * write_blob(): both online actors (meta, then low level) as a channel blob of the
@@ -73,6 +75,8 @@ struct HiroOptions {
   std::string device = "auto";                           // auto | cpu | cuda:N
   std::string td3_kernel = "auto";                       // auto | eager | fused (td3.h)
   std::string device_replay = "auto";                    // auto (on with CUDA) | on | off
+  std::string adam_form = "tf";                          // tf (the reference) | torch (td3.h)
+  bool actor_zero_grad_steps = false;                    // the reference's off-step Adam steps (§5)
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
@@ -88,6 +92,15 @@ struct HiroOptions {
   /// Throws UsageError naming the first bad value.
   void validate() const;
 };
+
+/// The seeds of the learner's three random streams: mix_seed(seed, salt) of the run seed
+/// (common/seeds.h), one salt per stream.
+struct HiroStreamSeeds {
+  std::uint64_t low = 0;      // low-level agent: initial weights, then target smoothing
+  std::uint64_t high = 0;     // high-level agent: the same
+  std::uint64_t learner = 0;  // the learner: replay indices and relabel draws
+};
+HiroStreamSeeds hiro_stream_seeds(std::uint64_t seed) noexcept;
 
 /// Options for HIRO on a maze env (envs/maze/factory.h) with goal space `kind`: dims, action
 /// box, goal box and context from the env's spec; the rest at the spec defaults.

@@ -29,6 +29,30 @@ torch::Tensor intrinsic_reward(const torch::Tensor& s, const torch::Tensor& g, c
   return -torch::sqrt(d.pow(2).sum(1) + hiro::kIntrinsicEpsilon);
 }
 
+Td3Batch low_level_batch(const torch::Tensor& rows, const hiro::TransitionLayout& L) {
+  const auto s = rows.narrow(1, L.s(), L.obs);
+  const auto a = rows.narrow(1, L.a(), L.act);
+  const auto s_next = rows.narrow(1, L.s_next(), L.obs);
+  const auto g = rows.narrow(1, L.g(), L.goal);
+  const auto g_next = rows.narrow(1, L.g_next(), L.goal);
+  return Td3Batch{torch::cat({s, g}, 1), a, intrinsic_reward(s, g, s_next), torch::cat({s_next, g_next}, 1)};
+}
+
+HighLevelBatch high_level_batch(const torch::Tensor& rows, const hiro::MetaTransitionLayout& L) {
+  const std::int64_t B = rows.size(0);
+  HighLevelBatch out;
+  RelabelBatch& rb = out.relabel;
+  rb.s = rows.narrow(1, L.s(), L.obs);
+  rb.s_next = rows.narrow(1, L.s_next(), L.obs);
+  rb.g = rows.narrow(1, L.g(), L.goal);
+  rb.states = rows.narrow(1, L.low_states(), L.steps * L.obs).reshape({B, L.steps, L.obs});
+  rb.actions = rows.narrow(1, L.low_actions(), L.steps * L.act).reshape({B, L.steps, L.act});
+  out.td3.x = torch::cat({rb.s, rows.narrow(1, L.context(), L.ctx)}, 1);
+  out.td3.r = rows.select(1, L.reward());
+  out.td3.x_next = torch::cat({rb.s_next, rows.narrow(1, L.context_next(), L.ctx)}, 1);
+  return out;
+}
+
 Relabeller::Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, const std::vector<float>& action_low,
                        const std::vector<float>& action_high, torch::Device device)
     : strategy_(strategy), goal_dim_(goals.dim), device_(device) {

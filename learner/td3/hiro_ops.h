@@ -1,9 +1,15 @@
-// Batched torch forms of HIRO's goal arithmetic (spec hiro.md §6.2, §6.3) and the high-level
-// off-policy correction (§9), for the learner.
+// Batched torch forms of HIRO's goal arithmetic (spec hiro.md §6.2, §6.3), the batches the
+// two levels train on (§8) and the high-level off-policy correction (§9), for the learner.
 //
 // Contract:
 // * intrinsic_reward(): r_lo recomputed from stored (s, g, s') rows, the same formula as
 //   hiro::intrinsic_reward (float32 on the device).
+// * low_level_batch() / high_level_batch(): the column wiring from sampled replay rows (the
+//   record float blocks of common/hiro/transition_record.h) to what one TD3 update consumes;
+//   HiroLearner's updates build their batches with exactly these functions.
+//     low:  x = s (+) g, a = a, r = r_lo(s, g, s'), x' = s' (+) g'.
+//     high: x = s_t (+) G_t, r = R, x' = s_{t+c} (+) G_{t+c}; the action is the relabelled goal
+//           (relabel() on the returned RelabelBatch: s_t, s_{t+c}, g_t, states, actions).
 // * Relabeller::relabel() picks, per batch row, the goal used as the high-level action in the
 //   critic loss:
 //     sample (default): K = 10 candidates in this order: 8 draws N(delta, sigma_c^2) per dim
@@ -27,7 +33,9 @@
 #include <torch/torch.h>
 
 #include "common/hiro/goal_space.h"
+#include "common/hiro/transition_record.h"
 #include "learner/td3/rng.h"
+#include "learner/td3/td3.h"
 
 namespace ringrl::td3 {
 
@@ -58,6 +66,18 @@ struct RelabelBatch {
   torch::Tensor states;   // [B, c, obs] s_t .. s_{t+c-1}
   torch::Tensor actions;  // [B, c, act] a_t .. a_{t+c-1}
 };
+
+/// The low-level TD3 batch of sampled Transition rows [B, row] (contract above).
+Td3Batch low_level_batch(const torch::Tensor& rows, const hiro::TransitionLayout& layout);
+
+/// What one high-level update consumes: the relabelling inputs and the TD3 batch, whose action
+/// `td3.a` (the relabelled goal) is left for the caller.
+struct HighLevelBatch {
+  RelabelBatch relabel;
+  Td3Batch td3;
+};
+/// The high-level batch of sampled MetaTransition rows [B, row] (contract above).
+HighLevelBatch high_level_batch(const torch::Tensor& rows, const hiro::MetaTransitionLayout& layout);
 
 struct RelabelResult {
   torch::Tensor goals;       // [B, k] the chosen goals

@@ -88,6 +88,45 @@ void load_adam(ByteReader& in, torch::optim::Adam& opt) {
   }
 }
 
+// Steps `opt` has taken: every parameter steps together, so the first one's count.
+std::int64_t adam_steps(const torch::optim::Adam& opt) {
+  const auto& params = opt.param_groups().at(0).params();
+  if (params.empty()) return 0;
+  const auto it = opt.state().find(params.front().unsafeGetTensorImpl());
+  if (it == opt.state().end()) return 0;
+  return static_cast<const torch::optim::AdamParamState&>(*it->second).step();
+}
+
+// Sets `opt`'s epsilon for its next step t. torch::optim::Adam adds it to sqrt(v / (1 - b2^t))
+// (the PyTorch form); eps / sqrt(1 - b2^t) there is eps added to sqrt(v) with the step size
+// lr sqrt(1 - b2^t) / (1 - b1^t): the TensorFlow form (td3.h).
+void prepare_adam_step(torch::optim::Adam& opt, AdamForm form) {
+  auto& o = static_cast<torch::optim::AdamOptions&>(opt.param_groups().at(0).options());
+  if (form == AdamForm::kPyTorch) {
+    o.eps(kAdamEpsilon);
+    return;
+  }
+  const double t = static_cast<double>(adam_steps(opt) + 1);
+  o.eps(kAdamEpsilon / std::sqrt(1.0 - std::pow(kAdamBeta2, t)));
+}
+
+AdamSnapshot snapshot_adam(const torch::optim::Adam& opt) {
+  AdamSnapshot s;
+  s.steps = adam_steps(opt);
+  for (const auto& p : opt.param_groups().at(0).params()) {
+    const auto it = opt.state().find(p.unsafeGetTensorImpl());
+    if (it == opt.state().end()) {
+      s.m.push_back(torch::zeros_like(p, torch::kCPU));
+      s.v.push_back(torch::zeros_like(p, torch::kCPU));
+      continue;
+    }
+    const auto& st = static_cast<const torch::optim::AdamParamState&>(*it->second);
+    s.m.push_back(st.exp_avg().detach().to(torch::kCPU).clone());
+    s.v.push_back(st.exp_avg_sq().detach().to(torch::kCPU).clone());
+  }
+  return s;
+}
+
 std::string shape_text(const Td3Shape& s) {
   return "in " + std::to_string(s.input_dim) + ", act " + std::to_string(s.action_dim) + ", hidden " +
          std::to_string(s.hidden1) + "-" + std::to_string(s.hidden2) + ", masked " + std::to_string(s.masked_inputs);
@@ -112,6 +151,12 @@ const char* td3_kernel_name(Td3Kernel k) noexcept {
       return "fused";
   }
   return "?";
+}
+
+AdamForm parse_adam_form(const std::string& name) {
+  if (name == "tf") return AdamForm::kTensorFlow;
+  if (name == "torch") return AdamForm::kPyTorch;
+  throw UsageError("adam form '" + name + "': expected tf (TensorFlow, the reference) or torch (PyTorch)");
 }
 
 void Td3Options::validate() const {
@@ -271,6 +316,9 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
       auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
       fused_->soft_update();
       stats.actor_step = true;
+    } else if (options_.actor_zero_grad_steps) {
+      auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+      fused_->actor_zero_grad_step();
     }
     ++counter_;
     return stats;
@@ -282,6 +330,7 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
     const auto closs = critic_loss(batch.x, batch.a, y);
     critic_opt_->zero_grad();
     closs.backward();
+    prepare_adam_step(*critic_opt_, options_.adam_form);
     critic_opt_->step();
     stats.critic_loss = closs.detach();
   }
@@ -292,15 +341,30 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
       const auto aloss = actor_loss(batch.x);
       actor_opt_->zero_grad();
       aloss.backward();
+      prepare_adam_step(*actor_opt_, options_.adam_form);
       actor_opt_->step();
       stats.actor_loss = aloss.detach();
     }
     auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
     soft_update();
     stats.actor_step = true;
+  } else if (options_.actor_zero_grad_steps) {
+    // The reference's off step: its actor loss times 0, so Adam steps with a zero gradient.
+    auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+    for (auto& p : actor_->parameters()) p.mutable_grad() = torch::zeros_like(p);
+    prepare_adam_step(*actor_opt_, options_.adam_form);
+    actor_opt_->step();
   }
   ++counter_;
   return stats;
+}
+
+AdamSnapshot Td3Agent::actor_adam() const {
+  return fused_ ? fused_->actor_adam().snapshot() : snapshot_adam(*actor_opt_);
+}
+
+AdamSnapshot Td3Agent::critic_adam() const {
+  return fused_ ? fused_->critic_adam().snapshot() : snapshot_adam(*critic_opt_);
 }
 
 void Td3Agent::soft_update() {

@@ -14,16 +14,26 @@
 //     y = r + gamma * min(Q1_targ(x', a'), Q2_targ(x', a')) (no terminal masking);
 //     critic loss = mean over the 2B Huber(1) terms; one Adam step on both critics;
 //     if counter % period == 0: actor loss = -mean Q1(x, mu(x)) with the just-updated Q1, one
-//     Adam step on the actor (a true skip otherwise), then the soft update
-//     theta_targ <- (1 - tau) theta_targ + tau theta of the actor and both critics;
+//     Adam step on the actor, then the soft update theta_targ <- (1 - tau) theta_targ +
+//     tau theta of the actor and both critics; otherwise no actor step at all (a true skip),
+//     or, with actor_zero_grad_steps (the reference's quirk, spec §5), one Adam step on the
+//     actor with a zero gradient (its moments decay, its step count advances and it still
+//     moves by lr_t m / (sqrt(v) + eps)); the targets wait either way;
 //     counter += 1.
+// * Adam (§3): beta (0.9, 0.999), eps 1e-8, no weight decay, at step t (1-based, per
+//   optimiser): m <- b1 m + (1 - b1) grad, v <- b2 v + (1 - b2) grad^2, then
+//     kTensorFlow (the default; TF's AdamOptimizer, what the reference ran):
+//       theta -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps);
+//     kPyTorch (torch::optim::Adam): theta -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+//   They differ where sqrt(v) is not far above eps: early steps and small gradients.
 // * Device: every tensor the agent owns lives on the device given at construction; batches
 //   must be there too. update() returns its losses as device tensors (no host sync).
 // * save()/load(): networks, targets, both Adam states, the counter and the Td3Rng, through
 //   ByteWriter / ByteReader; load() into an agent built with the same options gives
 //   bit-identical later updates. A checkpoint of another shape throws CorruptData.
 // * Kernel: kEager runs the update through torch modules, autograd and torch::optim::Adam (any
-//   device); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
+//   device; for kTensorFlow its epsilon is set to eps / sqrt(1 - b2^t) before step t, which is
+//   the TF form); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
 //   parameter tensors (CPU only); kAuto picks kFused on the CPU and kEager elsewhere. Both
 //   follow the contract above and share the checkpoint layout.
 // * Profiling: with a PhaseProfiler (learner/profile.h), update() records its phases critic,
@@ -51,6 +61,11 @@ enum class Td3Kernel { kAuto, kEager, kFused };
 Td3Kernel parse_td3_kernel(const std::string& name);
 const char* td3_kernel_name(Td3Kernel k) noexcept;
 
+/// Where Adam adds epsilon (file comment).
+enum class AdamForm { kTensorFlow, kPyTorch };
+/// "tf" or "torch"; UsageError otherwise.
+AdamForm parse_adam_form(const std::string& name);
+
 /// Sizes and box of one agent's networks.
 struct Td3Shape {
   int input_dim = 0;  // x: obs (+) goal or context
@@ -73,6 +88,8 @@ struct Td3Options {
   double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
   std::uint64_t seed = 0;                              // initial weights and the agent's Td3Rng
   Td3Kernel kernel = Td3Kernel::kAuto;
+  AdamForm adam_form = AdamForm::kTensorFlow;  // §3: TF's Adam
+  bool actor_zero_grad_steps = false;          // §5 quirk: zero-gradient actor steps on off updates
 
   /// Throws UsageError naming the first bad value.
   void validate() const;
@@ -122,6 +139,13 @@ struct Td3Stats {
 
 class FusedTd3;
 
+/// A copy of one optimiser's state: the steps it took and, per parameter (in the order of the
+/// network's parameters; Q1's then Q2's for the critics), the moments m and v (host tensors).
+struct AdamSnapshot {
+  std::int64_t steps = 0;
+  std::vector<torch::Tensor> m, v;
+};
+
 class Td3Agent {
  public:
   Td3Agent(const Td3Options& options, torch::Device device);
@@ -156,6 +180,10 @@ class Td3Agent {
   Actor& actor_target() noexcept { return actor_target_; }
   Critic& critic1_target() noexcept { return critic1_target_; }
   Critic& critic2_target() noexcept { return critic2_target_; }
+
+  /// The actor's and the critics' Adam state (tests, diagnostics).
+  AdamSnapshot actor_adam() const;
+  AdamSnapshot critic_adam() const;
 
   /// Updates taken so far.
   std::int64_t counter() const noexcept { return counter_; }

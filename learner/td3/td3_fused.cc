@@ -112,6 +112,18 @@ struct AdamConstants {
   }
 }
 
+// adam_loop with a gradient of 0.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void adam_zero_loop(float* p, float* m, float* v, std::int64_t n,
+                                                                         AdamConstants c) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float mi = m[i] * c.b1;
+    const float vi = v[i] * c.b2;
+    m[i] = std::fabs(mi) < kSmallestNormal ? 0.0f : mi;
+    v[i] = vi < kSmallestNormal ? 0.0f : vi;
+    p[i] -= c.step_size * m[i] / (std::sqrt(v[i]) / c.sqrt_bc2 + c.eps);
+  }
+}
+
 [[gnu::target_clones("avx512f", "avx2", "default")]] void soft_update_loop(float* target, const float* online,
                                                                            std::int64_t n, float keep, float tau) {
   for (std::int64_t i = 0; i < n; ++i) target[i] = target[i] * keep + online[i] * tau;
@@ -121,7 +133,28 @@ struct AdamConstants {
 
 // ------------------------------------------------------------------------------- AdamState
 
-AdamState::AdamState(std::vector<torch::Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
+namespace {
+
+// The constants of Adam step t in `form` (td3.h). Both forms run the same loop,
+// p -= step_size * m / (sqrt(v) / sqrt_bc2 + eps): TensorFlow's with sqrt_bc2 = 1 and the
+// correction folded into the step size, PyTorch's with eps added after the correction.
+fused_detail::AdamConstants adam_constants(double lr, AdamForm form, std::int64_t t) {
+  const double bc1 = 1.0 - std::pow(kAdamBeta1, static_cast<double>(t));
+  const double bc2 = 1.0 - std::pow(kAdamBeta2, static_cast<double>(t));
+  const bool tf = form == AdamForm::kTensorFlow;
+  return fused_detail::AdamConstants{static_cast<float>(kAdamBeta1),
+                                     static_cast<float>(kAdamBeta2),
+                                     static_cast<float>(1.0 - kAdamBeta1),
+                                     static_cast<float>(1.0 - kAdamBeta2),
+                                     tf ? 1.0f : static_cast<float>(std::sqrt(bc2)),
+                                     static_cast<float>(kAdamEpsilon),
+                                     static_cast<float>(tf ? lr * std::sqrt(bc2) / bc1 : lr / bc1)};
+}
+
+}  // namespace
+
+AdamState::AdamState(std::vector<torch::Tensor> params, double lr, AdamForm form)
+    : params_(std::move(params)), lr_(lr), form_(form) {
   for (const auto& p : params_) {
     m_.push_back(torch::zeros_like(p));
     v_.push_back(torch::zeros_like(p));
@@ -130,14 +163,26 @@ AdamState::AdamState(std::vector<torch::Tensor> params, double lr) : params_(std
 
 void AdamState::step(const std::vector<torch::Tensor>& grads) {
   ++step_;
-  const double bc1 = 1.0 - std::pow(kAdamBeta1, static_cast<double>(step_));
-  const double bc2 = 1.0 - std::pow(kAdamBeta2, static_cast<double>(step_));
-  const fused_detail::AdamConstants c{static_cast<float>(kAdamBeta1),       static_cast<float>(kAdamBeta2),
-                                      static_cast<float>(1.0 - kAdamBeta1), static_cast<float>(1.0 - kAdamBeta2),
-                                      static_cast<float>(std::sqrt(bc2)),   static_cast<float>(kAdamEpsilon),
-                                      static_cast<float>(lr_ / bc1)};
+  const fused_detail::AdamConstants c = adam_constants(lr_, form_, step_);
   for (std::size_t k = 0; k < params_.size(); ++k)
     fused_detail::adam_loop(f32(params_[k]), f32(m_[k]), f32(v_[k]), f32(grads[k]), params_[k].numel(), c);
+}
+
+void AdamState::step_zero() {
+  ++step_;
+  const fused_detail::AdamConstants c = adam_constants(lr_, form_, step_);
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    fused_detail::adam_zero_loop(f32(params_[k]), f32(m_[k]), f32(v_[k]), params_[k].numel(), c);
+}
+
+AdamSnapshot AdamState::snapshot() const {
+  AdamSnapshot s;
+  s.steps = step_;
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    s.m.push_back(m_[k].clone());
+    s.v.push_back(v_[k].clone());
+  }
+  return s;
 }
 
 void AdamState::save(ByteWriter& out) const {
@@ -201,14 +246,14 @@ FusedTd3::FusedTd3(const Td3Options& options, Actor& actor, Critic& q1, Critic& 
       actor_g_(grads_like(actor_)),
       q1_g_(grads_like(q1_)),
       q2_g_(grads_like(q2_)),
-      actor_adam_(actor_.tensors(), options.actor_lr),
+      actor_adam_(actor_.tensors(), options.actor_lr, options.adam_form),
       critic_adam_(
           [&] {
             auto v = q1_.tensors();
             for (auto& t : q2_.tensors()) v.push_back(t);
             return v;
           }(),
-          options.critic_lr) {
+          options.critic_lr, options.adam_form) {
   for (const auto& t : actor_.tensors())
     if (!t.device().is_cpu() || t.scalar_type() != torch::kFloat || !t.is_contiguous())
       throw UsageError("td3: the fused update needs contiguous float32 CPU networks");

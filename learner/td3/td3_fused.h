@@ -4,8 +4,8 @@
 // Contract:
 // * It computes what td3.h's update contract says, on the agent's own parameter tensors (it
 //   holds views of the modules' weights and writes them in place): the same target, the same
-//   Huber loss and gradients, the same Adam arithmetic (torch::optim::Adam without weight
-//   decay: bias-corrected, eps added after the square root), the same soft update. Results
+//   Huber loss and gradients, the same Adam arithmetic (either form of td3.h, no weight
+//   decay) and zero-gradient actor steps, the same soft update. Results
 //   agree with the autograd path to float rounding, not bit for bit (GEMMs sum in another
 //   order); a given FusedTd3 is deterministic, so its own checkpoints resume bit-identically.
 // * Why: at batch 100 the eager path spends a large share of an update in per-op dispatch,
@@ -30,19 +30,25 @@
 
 namespace ringrl::td3 {
 
-/// Adam over a fixed list of parameter tensors (torch::optim::Adam's arithmetic).
+/// Adam over a fixed list of CPU parameter tensors, in either form of td3.h.
 class AdamState {
  public:
-  AdamState(std::vector<torch::Tensor> params, double lr);
+  AdamState(std::vector<torch::Tensor> params, double lr, AdamForm form);
   /// One step with `grads` (same order and shapes as the parameters).
   void step(const std::vector<torch::Tensor>& grads);
+  /// One step with a zero gradient: the moments decay, the count advances, the parameters
+  /// move by the decayed first moment (the reference's off-step actor update, td3.h).
+  void step_zero();
   std::int64_t steps() const noexcept { return step_; }
+  /// A copy of the step count and the moments.
+  AdamSnapshot snapshot() const;
   void save(ByteWriter& out) const;
   void load(ByteReader& in);
 
  private:
   std::vector<torch::Tensor> params_, m_, v_;
   double lr_;
+  AdamForm form_;
   std::int64_t step_ = 0;
 };
 
@@ -56,6 +62,8 @@ class FusedTd3 {
   float critic_step(const Td3Batch& b, const torch::Tensor& eps);
   /// Actor step on b.x through the (just updated) Q1: returns -mean Q1(x, mu(x)).
   float actor_step(const torch::Tensor& x);
+  /// The off-step actor update of actor_zero_grad_steps: one Adam step with a zero gradient.
+  void actor_zero_grad_step() { actor_adam_.step_zero(); }
   /// theta_targ <- (1 - tau) theta_targ + tau theta for the actor and both critics.
   void soft_update();
   /// The online actor on [N, input_dim] rows: [N, act], no autograd.

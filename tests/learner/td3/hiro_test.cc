@@ -1,7 +1,10 @@
 // HIRO's learner pieces (spec hiro.md §4, §6, §9): the §4 dimension table for every
 // configuration, x,y masking, the recomputed intrinsic reward, relabelling (candidate order,
-// clipping, ties, recovery of the generating goal, fun, none), records into the replays, and
-// bit-identical updates after save/load.
+// clipping, ties, recovery of the generating goal, fun, none), the three random streams, the
+// column wiring of both levels' batches into their updates (relabelled with the online low
+// actor, gamma per meta transition), records into the replays, and bit-identical updates
+// after save/load.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "common/errors.h"
+#include "common/hiro/transition_record.h"
 #include "envs/maze/factory.h"
 #include "learner/td3/fifo_replay.h"
 #include "learner/td3/hiro_learner.h"
@@ -330,6 +334,397 @@ TEST(Relabel, MaskingAppliesInTheRelabelPass) {
   const auto cand = torch::randn({kB, 10, 2});
   EXPECT_TRUE(torch::allclose(rl.score(b, cand, pm), rl.score(shifted, cand, pm), 1e-5, 1e-5));
   EXPECT_FALSE(torch::allclose(rl.score(b, cand, pp), rl.score(shifted, cand, pp), 1e-3, 1e-3));
+}
+
+// ---------------------------------------------------------------- random streams
+
+// Pearson correlation of a[i] and b[i + shift] over the overlap.
+double shifted_correlation(const std::vector<double>& a, const std::vector<double>& b, int shift) {
+  const int n = static_cast<int>(a.size());
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, count = 0;
+  for (int i = std::max(0, -shift); i < n && i + shift < n; ++i) {
+    const double x = a[static_cast<std::size_t>(i)], y = b[static_cast<std::size_t>(i + shift)];
+    sa += x;
+    sb += y;
+    saa += x * x;
+    sbb += y * y;
+    sab += x * y;
+    count += 1;
+  }
+  const double cov = sab / count - (sa / count) * (sb / count);
+  const double va = saa / count - (sa / count) * (sa / count);
+  const double vb = sbb / count - (sb / count) * (sb / count);
+  return cov / std::sqrt(va * vb);
+}
+
+// The low agent, the high agent and the learner draw from three streams. For every pair, the
+// first 10k draws share no value at any offset up to 16 and are uncorrelated there (seeds of
+// the form seed + salt * G, G splitmix64's increment, give one stream shifted by one or two).
+TEST(HiroStreams, TheThreeStreamsAreUnrelated) {
+  constexpr int kDraws = 10000;
+  constexpr int kMaxShift = 16;
+  constexpr double kMaxCorrelation = 0.05;  // 5 standard errors at 10k draws
+  for (const std::uint64_t seed : {0ULL, 1ULL, 5ULL, 12345ULL, 0x9E3779B97F4A7C15ULL}) {
+    const HiroStreamSeeds s = hiro_stream_seeds(seed);
+    const std::uint64_t seeds[3] = {s.low, s.high, s.learner};
+    std::vector<std::uint64_t> bits[3];
+    std::vector<double> u[3];
+    for (int k = 0; k < 3; ++k) {
+      Td3Rng rng(seeds[k]);
+      for (int i = 0; i < kDraws; ++i) bits[k].push_back(rng.next());
+      for (const std::uint64_t b : bits[k]) u[k].push_back(static_cast<double>(b >> 11) * 0x1.0p-53);
+    }
+    for (int a = 0; a < 3; ++a)
+      for (int b = a + 1; b < 3; ++b)
+        for (int shift = -kMaxShift; shift <= kMaxShift; ++shift) {
+          SCOPED_TRACE("seed " + std::to_string(seed) + ", streams " + std::to_string(a) + " and " + std::to_string(b) +
+                       ", shift " + std::to_string(shift));
+          int equal = 0;
+          for (int i = std::max(0, -shift); i < kDraws && i + shift < kDraws; ++i)
+            equal += bits[a][static_cast<std::size_t>(i)] == bits[b][static_cast<std::size_t>(i + shift)];
+          ASSERT_EQ(equal, 0);
+          ASSERT_LT(std::fabs(shifted_correlation(u[a], u[b], shift)), kMaxCorrelation);
+        }
+  }
+}
+
+// The agents are seeded with those streams, so the high-level networks are not shifted copies
+// of the low-level ones (hiro_xy on kinematic-maze: both actors' first layers are [300 x 32]
+// with the same bound, so a shared stream would make them equal one draw apart).
+TEST(HiroStreams, TheHighNetworksAreNotShiftedCopiesOfTheLowOnes) {
+  HiroOptions o = small(make_hiro_options("kinematic-maze", GoalSpaceKind::kXy));
+  o.seed = 3;
+  HiroLearner l(o);
+  const HiroStreamSeeds s = hiro_stream_seeds(o.seed);
+  EXPECT_EQ(l.low_agent().options().seed, s.low);
+  EXPECT_EQ(l.high_agent().options().seed, s.high);
+  const auto lo = l.low_agent().actor()->fc1->weight.detach().flatten().contiguous();
+  const auto hi = l.high_agent().actor()->fc1->weight.detach().flatten().contiguous();
+  ASSERT_EQ(lo.numel(), hi.numel());
+  const std::int64_t n = lo.numel();
+  const float* a = lo.data_ptr<float>();
+  const float* b = hi.data_ptr<float>();
+  for (int shift = -16; shift <= 16; ++shift) {
+    std::int64_t equal = 0;
+    for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < n; ++i) equal += a[i] == b[i + shift];
+    EXPECT_LT(equal, n / 1000) << "shift " << shift;
+  }
+}
+
+// ---------------------------------------------------------------- batches into the updates
+
+// Transition / MetaTransition rows with a distinct value in every column (and every row):
+// row i, float j holds 0.1 (i + 1) + 0.001 (j + 1), so any two columns swapped show. (Small
+// values keep the critics' errors inside Huber's quadratic part, where they move the update.)
+std::vector<float> distinct_row(int i, int floats) {
+  std::vector<float> r(static_cast<std::size_t>(floats));
+  for (int j = 0; j < floats; ++j) r[static_cast<std::size_t>(j)] = 0.1f * (i + 1) + 0.001f * (j + 1);
+  return r;
+}
+
+torch::Tensor rows_tensor(const std::vector<std::vector<float>>& rows) {
+  auto t = torch::empty({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows[0].size())});
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy(rows[i].begin(), rows[i].end(), t.data_ptr<float>() + i * rows[0].size());
+  return t;
+}
+
+// Floats [offset, offset + n) of a row, as a 1-D tensor.
+torch::Tensor part(const std::vector<float>& row, int offset, int n) {
+  return torch::tensor(std::vector<float>(row.begin() + offset, row.begin() + offset + n));
+}
+
+std::vector<std::byte> transition_record(const HiroOptions& o, const std::vector<float>& row) {
+  const hiro::TransitionDims d = o.transition_dims();
+  const hiro::TransitionLayout L(d);
+  hiro::TransitionHeader h{};
+  h.obs_dim = static_cast<std::uint16_t>(d.obs_dim);
+  h.action_dim = static_cast<std::uint16_t>(d.action_dim);
+  h.goal_dim = static_cast<std::uint16_t>(d.goal_dim);
+  std::vector<std::byte> bytes(hiro::transition_bytes(d));
+  const float* r = row.data();
+  hiro::encode_transition(
+      bytes.data(), h,
+      {r + L.s(), r + L.a(), r + L.s_next(), r + L.g(), r + L.g_next(), r[L.r_env()], r[L.discount()]});
+  return bytes;
+}
+
+std::vector<std::byte> meta_record(const HiroOptions& o, const std::vector<float>& row) {
+  const hiro::MetaTransitionDims d = o.meta_transition_dims();
+  const hiro::MetaTransitionLayout L(d);
+  hiro::MetaTransitionHeader h{};
+  h.obs_dim = static_cast<std::uint16_t>(d.obs_dim);
+  h.action_dim = static_cast<std::uint16_t>(d.action_dim);
+  h.goal_dim = static_cast<std::uint16_t>(d.goal_dim);
+  h.context_dim = static_cast<std::uint16_t>(d.context_dim);
+  h.steps = static_cast<std::uint16_t>(d.steps);
+  std::vector<std::byte> bytes(hiro::meta_transition_bytes(d));
+  const float* r = row.data();
+  hiro::encode_meta_transition(bytes.data(), h,
+                               {r + L.s(), r + L.g(), r + L.s_next(), r + L.context(), r + L.context_next(),
+                                r[L.reward()], r[L.discount()], r + L.low_states(), r + L.low_actions()});
+  return bytes;
+}
+
+// The rows the learner's next update samples: its stream from the seed, over a replay
+// holding `rows` (the same draws as HiroLearner's, with the real FifoReplay).
+torch::Tensor learner_draws(const std::vector<std::vector<float>>& rows, int batch, Td3Rng& rng) {
+  FifoReplay replay(rows.size(), static_cast<int>(rows[0].size()));
+  for (const auto& r : rows) replay.add(r.data());
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(batch));
+  replay.sample(rng, batch, slots.data());
+  auto out = torch::empty({batch, replay.row_floats()});
+  replay.gather(slots.data(), batch, out.data_ptr<float>());
+  return out;
+}
+
+std::vector<torch::Tensor> agent_params(Td3Agent& a) {
+  std::vector<torch::Tensor> out;
+  for (torch::nn::Module* m :
+       {static_cast<torch::nn::Module*>(a.actor().get()), static_cast<torch::nn::Module*>(a.critic1().get()),
+        static_cast<torch::nn::Module*>(a.critic2().get()), static_cast<torch::nn::Module*>(a.actor_target().get()),
+        static_cast<torch::nn::Module*>(a.critic1_target().get()),
+        static_cast<torch::nn::Module*>(a.critic2_target().get())})
+    for (const auto& p : m->parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<torch::Tensor> agent_tensors(Td3Agent& a) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : agent_params(a)) out.push_back(p.detach().clone());
+  return out;
+}
+
+// Every network and target of `a` to U(-0.3, 0.3): Q then depends visibly on every input
+// (the init's U(+-0.003) output layers make the targets nearly 0, and Adam's first steps
+// nearly the gradients' signs, so a wrong column could go unseen).
+void randomize_agent(Td3Agent& a, std::uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  for (auto& p : agent_params(a)) p.uniform_(-0.3, 0.3);
+}
+
+// `dst` gets `src`'s networks and targets (both still without Adam steps).
+void copy_agent(Td3Agent& dst, Td3Agent& src) {
+  torch::NoGradGuard no_grad;
+  auto d = agent_params(dst);
+  const auto s = agent_params(src);
+  for (std::size_t i = 0; i < d.size(); ++i) d[i].copy_(s[i]);
+}
+
+// True when both agents hold bit-identical networks and targets.
+bool same_agents(Td3Agent& a, Td3Agent& b) {
+  const auto ta = agent_tensors(a), tb = agent_tensors(b);
+  for (std::size_t i = 0; i < ta.size(); ++i)
+    if (!torch::equal(ta[i], tb[i])) return false;
+  return true;
+}
+
+HiroOptions wiring_options(const std::string& relabel) {
+  HiroOptions o = small(make_hiro_options("kinematic-maze", GoalSpaceKind::kXy));
+  o.hidden = 16;
+  o.batch_size = 5;  // with replacement from 3 rows
+  o.relabel = relabel;
+  o.seed = 9;
+  return o;
+}
+
+constexpr int kWiringRows = 3;
+
+TEST(HiroBatches, LowLevelColumnsAreXGAReward) {
+  const HiroOptions o = wiring_options("none");
+  const hiro::TransitionLayout L(o.transition_dims());
+  std::vector<std::vector<float>> rows;
+  for (int i = 0; i < kWiringRows; ++i) rows.push_back(distinct_row(i, L.floats()));
+  const Td3Batch b = low_level_batch(rows_tensor(rows), L);
+  for (int i = 0; i < kWiringRows; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)];
+    SCOPED_TRACE("row " + std::to_string(i));
+    EXPECT_TRUE(torch::equal(b.x[i], torch::cat({part(r, L.s(), L.obs), part(r, L.g(), L.goal)}))) << "x = s (+) g";
+    EXPECT_TRUE(torch::equal(b.a[i], part(r, L.a(), L.act))) << "a";
+    EXPECT_TRUE(torch::equal(b.x_next[i], torch::cat({part(r, L.s_next(), L.obs), part(r, L.g_next(), L.goal)})))
+        << "x' = s' (+) g'";
+    double d2 = 0;
+    for (int j = 0; j < L.goal; ++j) {
+      const double d = static_cast<double>(r[static_cast<std::size_t>(L.s_next() + j)]) -
+                       r[static_cast<std::size_t>(L.s() + j)] - r[static_cast<std::size_t>(L.g() + j)];
+      d2 += d * d;
+    }
+    EXPECT_NEAR(b.r[i].item<double>(), -std::sqrt(d2 + 1e-10), 1e-5) << "r = r_lo(s, g, s')";
+  }
+}
+
+TEST(HiroBatches, HighLevelColumnsAreXGoalRewardAndTheRelabelInputs) {
+  const HiroOptions o = wiring_options("none");
+  const hiro::MetaTransitionLayout L(o.meta_transition_dims());
+  std::vector<std::vector<float>> rows;
+  for (int i = 0; i < kWiringRows; ++i) rows.push_back(distinct_row(i, L.floats()));
+  const HighLevelBatch b = high_level_batch(rows_tensor(rows), L);
+  for (int i = 0; i < kWiringRows; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)];
+    SCOPED_TRACE("row " + std::to_string(i));
+    EXPECT_TRUE(torch::equal(b.td3.x[i], torch::cat({part(r, L.s(), L.obs), part(r, L.context(), L.ctx)})))
+        << "x = s_t (+) G_t";
+    EXPECT_TRUE(
+        torch::equal(b.td3.x_next[i], torch::cat({part(r, L.s_next(), L.obs), part(r, L.context_next(), L.ctx)})))
+        << "x' = s_{t+c} (+) G_{t+c}";
+    EXPECT_EQ(b.td3.r[i].item<float>(), r[static_cast<std::size_t>(L.reward())]) << "r = R";
+    EXPECT_FALSE(b.td3.a.defined()) << "the action is the relabelled goal, set by the caller";
+    EXPECT_TRUE(torch::equal(b.relabel.s[i], part(r, L.s(), L.obs))) << "s_t";
+    EXPECT_TRUE(torch::equal(b.relabel.s_next[i], part(r, L.s_next(), L.obs))) << "s_{t+c}";
+    EXPECT_TRUE(torch::equal(b.relabel.g[i], part(r, L.g(), L.goal))) << "g_t";
+    for (int t = 0; t < L.steps; ++t) {
+      EXPECT_TRUE(torch::equal(b.relabel.states[i][t], part(r, L.low_states() + t * L.obs, L.obs))) << "state " << t;
+      EXPECT_TRUE(torch::equal(b.relabel.actions[i][t], part(r, L.low_actions() + t * L.act, L.act))) << "action " << t;
+    }
+  }
+}
+
+// update_low() trains on exactly low_level_batch() of the rows its stream draws: an agent
+// built alike and updated by hand on that batch ends bit-identical.
+TEST(HiroBatches, UpdateLowConsumesTheLowLevelBatch) {
+  const HiroOptions o = wiring_options("none");
+  const hiro::TransitionLayout L(o.transition_dims());
+  HiroLearner l(o);
+  std::vector<std::vector<float>> rows;
+  std::string error;
+  for (int i = 0; i < kWiringRows; ++i) {
+    rows.push_back(distinct_row(i, L.floats()));
+    const auto rec = transition_record(o, rows.back());
+    ASSERT_TRUE(l.add_transition(rec.data(), static_cast<std::uint32_t>(rec.size()), &error)) << error;
+  }
+  randomize_agent(l.low_agent(), 17);
+  Td3Agent twin(l.low_agent().options(), torch::kCPU);
+  copy_agent(twin, l.low_agent());
+  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  for (int u = 0; u < 3; ++u) {
+    const HiroUpdateStats got = l.update_low();
+    const Td3Stats want = twin.update(low_level_batch(learner_draws(rows, o.batch_size, draws), L));
+    EXPECT_EQ(got.critic_loss, want.critic_loss.item<double>()) << "update " << u;
+    EXPECT_EQ(got.actor_step, want.actor_step) << "update " << u;
+    if (want.actor_step) {
+      EXPECT_EQ(got.actor_loss, want.actor_loss.item<double>()) << "update " << u;
+    }
+    EXPECT_TRUE(same_agents(l.low_agent(), twin)) << "update " << u;
+  }
+  // The comparison sees a swap: the same update with g in place of g' ends elsewhere.
+  Td3Rng d1(hiro_stream_seeds(o.seed).learner), d2(hiro_stream_seeds(o.seed).learner);
+  Td3Agent right(l.low_agent().options(), torch::kCPU), wrong(l.low_agent().options(), torch::kCPU);
+  randomize_agent(right, 17);
+  randomize_agent(wrong, 17);
+  const Td3Stats sr = right.update(low_level_batch(learner_draws(rows, o.batch_size, d1), L));
+  Td3Batch swapped = low_level_batch(learner_draws(rows, o.batch_size, d2), L);
+  swapped.x_next = torch::cat({swapped.x_next.narrow(1, 0, L.obs), swapped.x.narrow(1, L.obs, L.goal)}, 1);
+  const Td3Stats sw = wrong.update(swapped);
+  EXPECT_NE(sr.critic_loss.item<double>(), sw.critic_loss.item<double>());
+}
+
+// update_high() trains on high_level_batch() with the stored goal as the action (relabel
+// none), from the rows its stream draws.
+TEST(HiroBatches, UpdateHighConsumesTheHighLevelBatch) {
+  const HiroOptions o = wiring_options("none");
+  const hiro::MetaTransitionLayout L(o.meta_transition_dims());
+  HiroLearner l(o);
+  std::vector<std::vector<float>> rows;
+  std::string error;
+  for (int i = 0; i < kWiringRows; ++i) {
+    rows.push_back(distinct_row(i, L.floats()));
+    const auto rec = meta_record(o, rows.back());
+    ASSERT_TRUE(l.add_meta_transition(rec.data(), static_cast<std::uint32_t>(rec.size()), &error)) << error;
+  }
+  randomize_agent(l.high_agent(), 18);
+  Td3Agent twin(l.high_agent().options(), torch::kCPU);
+  copy_agent(twin, l.high_agent());
+  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  for (int u = 0; u < 3; ++u) {
+    const HiroUpdateStats got = l.update_high();
+    HighLevelBatch b = high_level_batch(learner_draws(rows, o.batch_size, draws), L);
+    b.td3.a = b.relabel.g;
+    const Td3Stats want = twin.update(b.td3);
+    EXPECT_EQ(got.critic_loss, want.critic_loss.item<double>()) << "update " << u;
+    EXPECT_EQ(got.actor_step, want.actor_step) << "update " << u;
+    if (want.actor_step) {
+      EXPECT_EQ(got.actor_loss, want.actor_loss.item<double>()) << "update " << u;
+    }
+    EXPECT_TRUE(same_agents(l.high_agent(), twin)) << "update " << u;
+  }
+}
+
+// With the sample correction, update_high() relabels with the ONLINE low-level actor: its
+// update equals one on the goals the online actor picks, not on those its target would pick.
+TEST(HiroBatches, RelabellingScoresWithTheOnlineLowLevelActor) {
+  const HiroOptions o = wiring_options("sample");
+  const hiro::MetaTransitionLayout L(o.meta_transition_dims());
+  HiroLearner l(o);
+  std::vector<std::vector<float>> rows;
+  std::string error;
+  for (int i = 0; i < kWiringRows; ++i) {
+    rows.push_back(distinct_row(i, L.floats()));
+    const auto rec = meta_record(o, rows.back());
+    ASSERT_TRUE(l.add_meta_transition(rec.data(), static_cast<std::uint32_t>(rec.size()), &error)) << error;
+  }
+  {
+    // Online and target low actors far apart, and both far from the near-constant init.
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(31);
+    for (auto& p : l.low_agent().actor()->parameters()) p.uniform_(-0.5, 0.5);
+    for (auto& p : l.low_agent().actor_target()->parameters()) p.uniform_(-0.5, 0.5);
+  }
+  Actor& online = l.low_agent().actor();
+  Actor& target = l.low_agent().actor_target();
+  const Relabeller relabeller(RelabelStrategy::kSample, o.goal_space, o.action_low, o.action_high, torch::kCPU);
+  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  HighLevelBatch b = high_level_batch(learner_draws(rows, o.batch_size, draws), L);
+  Td3Rng for_target = draws;
+  torch::NoGradGuard no_grad;
+  const auto by_online = relabeller
+                             .relabel(
+                                 b.relabel, [&](const torch::Tensor& x) { return online->forward(x); }, draws)
+                             .goals;
+  const auto by_target = relabeller
+                             .relabel(
+                                 b.relabel, [&](const torch::Tensor& x) { return target->forward(x); }, for_target)
+                             .goals;
+  ASSERT_FALSE(torch::equal(by_online, by_target)) << "the two actors must pick different goals here";
+
+  randomize_agent(l.high_agent(), 19);
+  Td3Agent twin_online(l.high_agent().options(), torch::kCPU);
+  Td3Agent twin_target(l.high_agent().options(), torch::kCPU);
+  copy_agent(twin_online, l.high_agent());
+  copy_agent(twin_target, l.high_agent());
+  const HiroUpdateStats got = l.update_high();
+  b.td3.a = by_online;
+  const Td3Stats online_stats = twin_online.update(b.td3);
+  b.td3.a = by_target;
+  const Td3Stats target_stats = twin_target.update(b.td3);
+  EXPECT_EQ(got.critic_loss, online_stats.critic_loss.item<double>());
+  EXPECT_NE(got.critic_loss, target_stats.critic_loss.item<double>());
+  EXPECT_TRUE(same_agents(l.high_agent(), twin_online));
+}
+
+// gamma_high applies once per meta transition (§3, pitfall 5), gamma_low per env step, each
+// to its own level: y = r + gamma * min(Q1', Q2') in the high agent's target, not gamma^c.
+TEST(HiroBatches, EachLevelDiscountsWithItsOwnGammaPerTransition) {
+  HiroOptions o = wiring_options("none");
+  EXPECT_EQ(o.gamma_high, 0.99);
+  EXPECT_EQ(o.gamma_low, 0.99);
+  o.gamma_low = 0.9;
+  o.gamma_high = 0.8;
+  HiroLearner l(o);
+  EXPECT_EQ(l.low_agent().options().gamma, 0.9);
+  EXPECT_EQ(l.high_agent().options().gamma, 0.8);
+  Td3Agent& hi = l.high_agent();
+  torch::manual_seed(4);
+  const int B = 4;
+  const auto x_next = torch::randn({B, o.dims().high_input()});
+  const auto eps = torch::zeros({B, o.goal_space.dim});
+  const auto r = torch::full({B}, 2.0f);
+  const auto y = hi.target_q(r, x_next, eps);
+  torch::NoGradGuard no_grad;
+  const auto a_next = hi.actor_target()->forward(x_next);
+  const auto q = torch::min(hi.critic1_target()->forward(x_next, a_next), hi.critic2_target()->forward(x_next, a_next));
+  for (int i = 0; i < B; ++i)
+    EXPECT_NEAR(y[i].item<double>(), 2.0 + 0.8 * q[i].item<double>(), 1e-6 * (1 + std::fabs(q[i].item<double>())));
 }
 
 // ---------------------------------------------------------------- learner: records and save/load

@@ -1,7 +1,8 @@
 // Td3Agent against hand-computed values (spec hiro.md §4, §5): the smoothed, clipped and
 // unclipped target, the minimum of the twins, Huber, the period-2 cadence from counter 0,
-// the soft update of all three targets, the actor loss on Q1 only, init bounds, save/load.
-// The reference forward passes below are independent double-precision code.
+// the soft update of all three targets, the actor loss on Q1 only, init bounds, save/load,
+// TensorFlow's Adam at its first steps and the reference's zero-gradient actor steps (both
+// kernels). The reference forward passes below are independent double-precision code.
 #include "learner/td3/td3.h"
 
 #include <algorithm>
@@ -389,6 +390,187 @@ TEST(Td3, SaveLoadGivesBitIdenticalUpdates) {
   ByteReader rd2(src2, "td3 test");
   EXPECT_THROW(d.load(rd2), CorruptData);
 }
+
+// ---------------------------------------------------------------- Adam (both kernels)
+
+class Td3Adam : public ::testing::TestWithParam<Td3Kernel> {};
+
+// The critics' and the actor's parameters as Adam lists them (Q1's then Q2's).
+std::vector<torch::Tensor> critic_params(Td3Agent& a) {
+  auto v = snapshot(*a.critic1());
+  for (auto& t : snapshot(*a.critic2())) v.push_back(t);
+  return v;
+}
+
+// TensorFlow's Adam step t from its moments (double): -lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + eps).
+double tf_step(double lr, int t, double m, double v) {
+  return -lr * std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t)) * m / (std::sqrt(v) + 1e-8);
+}
+// PyTorch's: -lr / (1 - b1^t) m / (sqrt(v / (1 - b2^t)) + eps).
+double torch_step(double lr, int t, double m, double v) {
+  return -lr / (1 - std::pow(0.9, t)) * m / (std::sqrt(v / (1 - std::pow(0.999, t))) + 1e-8);
+}
+// What float rounding allows between a hand step and an observed one on a weight of size |w|.
+double step_tolerance(double step, double w) { return 1e-5 * std::fabs(step) + 2 * std::ldexp(std::fabs(w), -23); }
+
+// A batch whose input columns span 1 to 1e-8, so the first layers' gradients range from
+// O(0.1) down to where sqrt(v) is near eps, and the two Adam forms part.
+Td3Batch spread_batch(int B) {
+  Td3Batch b = tiny_batch(B);
+  const auto scale = torch::tensor({1.0f, 1e-6f, 1e-8f});
+  b.x = b.x * scale;
+  b.x_next = b.x_next * scale;
+  return b;
+}
+
+// Steps 1 and 2 of both optimisers against TensorFlow's Adam computed here from the moments
+// each step left: each weight moved by exactly -lr_t m / (sqrt(v) + eps), and the moments are
+// those of one gradient (v = (1 - b2) g^2 with g = m / (1 - b1) at step 1). On this batch
+// PyTorch's form predicts other steps for many weights (the old ringrl Adam).
+TEST_P(Td3Adam, TensorFlowFormAtTheFirstSteps) {
+  Td3Options o = tiny_options();
+  o.kernel = GetParam();
+  o.update_period = 1;  // the actor steps at every update too
+  Tiny t(o);
+  Td3Agent& ag = t.agent;
+  EXPECT_EQ(o.adam_form, AdamForm::kTensorFlow) << "the default";
+  const Td3Batch b = spread_batch(8);
+  int parted = 0;
+  for (int step = 1; step <= 2; ++step) {
+    const auto critics0 = critic_params(ag);
+    const auto actor0 = snapshot(*ag.actor());
+    const AdamSnapshot c0 = ag.critic_adam(), a0 = ag.actor_adam();
+    ag.update(b);
+    const AdamSnapshot c1 = ag.critic_adam(), a1 = ag.actor_adam();
+    ASSERT_EQ(c1.steps, step);
+    ASSERT_EQ(a1.steps, step);
+    const std::pair<const std::vector<torch::Tensor>*, double> groups[] = {{&critics0, o.critic_lr},
+                                                                           {&actor0, o.actor_lr}};
+    const std::vector<torch::Tensor> now[] = {critic_params(ag), snapshot(*ag.actor())};
+    const AdamSnapshot* states[] = {&c1, &a1};
+    const AdamSnapshot* before[] = {&c0, &a0};
+    for (int gi = 0; gi < 2; ++gi) {
+      const auto& [params0, lr] = groups[gi];
+      for (std::size_t k = 0; k < params0->size(); ++k) {
+        const auto w0 = (*params0)[k].to(torch::kDouble).flatten();
+        const auto w1 = now[gi][k].to(torch::kDouble).flatten();
+        const auto m = states[gi]->m[k].to(torch::kDouble).flatten();
+        const auto v = states[gi]->v[k].to(torch::kDouble).flatten();
+        for (std::int64_t i = 0; i < w0.numel(); ++i) {
+          const double mi = m[i].item<double>(), vi = v[i].item<double>(), p0 = w0[i].item<double>();
+          if (step == 1) {
+            const double g = mi / 0.1;
+            EXPECT_NEAR(vi, 0.001 * g * g, 1e-4 * vi + 1e-30) << "group " << gi << " tensor " << k << " [" << i << "]";
+          } else {
+            // v after step 2 holds the first step's v decayed; a sign of the moments' bookkeeping.
+            EXPECT_GE(vi, 0.999 * before[gi]->v[k].flatten()[i].item<double>() * (1 - 1e-6));
+          }
+          const double want = tf_step(lr, step, mi, vi);
+          const double got = w1[i].item<double>() - p0;
+          const double tol = step_tolerance(want, p0);
+          ASSERT_NEAR(got, want, tol) << "group " << gi << " tensor " << k << " [" << i << "], step " << step;
+          if (std::fabs(torch_step(lr, step, mi, vi) - want) > 20 * tol) ++parted;
+        }
+      }
+    }
+  }
+  EXPECT_GT(parted, 10) << "the batch must make the two forms differ measurably";
+}
+
+// The PyTorch form stays available (adam_form = torch): the same check with its formula.
+TEST_P(Td3Adam, PyTorchFormOnRequest) {
+  Td3Options o = tiny_options();
+  o.kernel = GetParam();
+  o.adam_form = AdamForm::kPyTorch;
+  Tiny t(o);
+  const auto critics0 = critic_params(t.agent);
+  t.agent.update(spread_batch(8));
+  const AdamSnapshot c = t.agent.critic_adam();
+  const auto now = critic_params(t.agent);
+  for (std::size_t k = 0; k < now.size(); ++k) {
+    const auto w0 = critics0[k].to(torch::kDouble).flatten(), w1 = now[k].to(torch::kDouble).flatten();
+    const auto m = c.m[k].to(torch::kDouble).flatten(), v = c.v[k].to(torch::kDouble).flatten();
+    for (std::int64_t i = 0; i < w0.numel(); ++i) {
+      const double want = torch_step(o.critic_lr, 1, m[i].item<double>(), v[i].item<double>());
+      ASSERT_NEAR(w1[i].item<double>() - w0[i].item<double>(), want, step_tolerance(want, w0[i].item<double>()))
+          << k << " [" << i << "]";
+    }
+  }
+  EXPECT_EQ(parse_adam_form("tf"), AdamForm::kTensorFlow);
+  EXPECT_EQ(parse_adam_form("torch"), AdamForm::kPyTorch);
+  EXPECT_THROW(parse_adam_form("adamw"), UsageError);
+}
+
+// actor_zero_grad_steps: on the off updates of the period the actor's Adam takes a step with
+// a zero gradient (the reference multiplies its actor loss by 0 and still steps). Checked
+// against Adam's recursion computed here: the actor gradient of the on updates comes from
+// autograd on a copy of the actor (through the agent's just-updated Q1), the off updates' is 0;
+// m, v, the step count and every actor weight must follow. Without the switch the off updates
+// leave the actor and its Adam state alone.
+TEST_P(Td3Adam, ZeroGradientActorStepsOnOffUpdates) {
+  for (const bool zero_steps : {true, false}) {
+    SCOPED_TRACE(zero_steps ? "actor_zero_grad_steps" : "true skip");
+    Td3Options o = tiny_options();
+    o.kernel = GetParam();
+    o.actor_lr = 1e-2;  // visible moves
+    o.actor_zero_grad_steps = zero_steps;
+    Tiny t(o);
+    Td3Agent& ag = t.agent;
+    const Td3Batch b = tiny_batch(8);
+    const auto params = ag.actor()->parameters();
+    std::vector<torch::Tensor> m, v;  // the reference's moments (double)
+    for (const auto& p : params) {
+      m.push_back(torch::zeros(p.sizes(), torch::kDouble));
+      v.push_back(torch::zeros(p.sizes(), torch::kDouble));
+    }
+    std::int64_t steps = 0;
+    for (int u = 0; u < 6; ++u) {
+      const bool on = u % 2 == 0;
+      const auto before = snapshot(*ag.actor());
+      ag.update(b);
+      // The gradient the reference applies: -d mean Q1(x, mu(x)) / d theta on the on updates
+      // (Q1 as just updated; the actor step does not touch it), 0 on the off ones.
+      std::vector<torch::Tensor> grads;
+      if (on) {
+        Actor copy(o.shape);
+        {
+          torch::NoGradGuard no_grad;
+          auto dst = copy->parameters();
+          for (std::size_t k = 0; k < dst.size(); ++k) dst[k].copy_(before[k]);
+        }
+        const auto loss = -ag.critic1()->forward(b.x, copy->forward(b.x)).mean();
+        grads = torch::autograd::grad({loss}, copy->parameters());
+      }
+      if (!on && !zero_steps) {
+        EXPECT_TRUE(same(before, *ag.actor())) << "update " << u;
+        continue;
+      }
+      ++steps;
+      const double t1 = static_cast<double>(steps);
+      const double lr_t = o.actor_lr * std::sqrt(1 - std::pow(0.999, t1)) / (1 - std::pow(0.9, t1));
+      const AdamSnapshot got = ag.actor_adam();
+      ASSERT_EQ(got.steps, steps) << "update " << u;
+      const auto now = ag.actor()->parameters();
+      bool moved = false;
+      for (std::size_t k = 0; k < params.size(); ++k) {
+        const auto g = on ? grads[k].detach().to(torch::kDouble) : torch::zeros_like(m[k]);
+        m[k] = 0.9 * m[k] + 0.1 * g;
+        v[k] = 0.999 * v[k] + 0.001 * g * g;
+        EXPECT_TRUE(torch::allclose(got.m[k].to(torch::kDouble), m[k], 1e-4, 1e-9)) << "m, update " << u << " " << k;
+        EXPECT_TRUE(torch::allclose(got.v[k].to(torch::kDouble), v[k], 1e-4, 1e-12)) << "v, update " << u << " " << k;
+        const auto want = before[k].to(torch::kDouble) - lr_t * m[k] / (v[k].sqrt() + 1e-8);
+        EXPECT_TRUE(torch::allclose(now[k].detach().to(torch::kDouble), want, 1e-5, 1e-6))
+            << "weights, update " << u << " " << k;
+        moved = moved || !torch::equal(now[k], before[k]);
+      }
+      EXPECT_TRUE(moved) << "every actor step moves the actor, also with a zero gradient; update " << u;
+    }
+    EXPECT_EQ(ag.actor_adam().steps, zero_steps ? 6 : 3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Td3Adam, ::testing::Values(Td3Kernel::kFused, Td3Kernel::kEager),
+                         [](const ::testing::TestParamInfo<Td3Kernel>& p) { return td3_kernel_name(p.param); });
 
 }  // namespace
 }  // namespace ringrl::td3
