@@ -81,6 +81,7 @@ actors::HiroActorOptions actor_options(const ActorLaunch& launch) {
   o.seed = launch.seed;
   o.train_actors = static_cast<std::uint32_t>(std::stoul(launch.param("train_actors")));
   o.run_dir = launch.param("run_dir");
+  if (launch.params.count("step_base") != 0) o.step_base = std::stoull(launch.param("step_base"));
   o.validate();
   return o;
 }

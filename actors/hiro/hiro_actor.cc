@@ -85,9 +85,11 @@ class RingSink final : public RecordSink {
   }
 
   void commit(RecordType type) override {
+    // Counted before it is published: a successor keys its episodes by `items`, which must
+    // never be below the steps that reached the ring (the file comment of hiro_actor.h).
+    rt_.count(1, type == kRecordTransition ? 1 : 0);
     rt_.ring().commit(type, version_);
     rt_.ring().flush();
-    rt_.count(1, type == kRecordTransition ? 1 : 0);
   }
 
  private:
@@ -185,13 +187,14 @@ void HiroCollector::act(const float* s, const float* g, bool explore, float* a) 
   }
 }
 
-bool HiroCollector::run_episode(std::uint64_t episode, RecordSink& sink) {
+bool HiroCollector::run_episode(std::uint64_t key, RecordSink& sink) {
   const envs::EnvSpec& spec = env_->spec();
   const auto O = static_cast<std::size_t>(obs_), A = static_cast<std::size_t>(act_), K = static_cast<std::size_t>(k_);
   std::vector<float> s(O), s1(O), g(K), g_next(K), g_h(K), a(A), G(static_cast<std::size_t>(ctx_));
   std::vector<float> s_start(O), g_start(K), states(static_cast<std::size_t>(c_) * O),
       actions(static_cast<std::size_t>(c_) * A), rewards(static_cast<std::size_t>(c_));
-  env_->reset(mix_seed(o_.seed, episode), envs::Span<float>(s));
+  env_->reset(mix_seed(o_.seed, key), envs::Span<float>(s));
+  noise_ = envs::Rng(mix_seed(mix_seed(o_.seed, kNoiseStream), key));
   if (o_.fixed_target) env_->set_context(envs::Span<const float>(spec.task.primary_target()));
   const envs::Span<const float> ctx = env_->context();
   std::copy(ctx.begin(), ctx.end(), G.begin());
@@ -229,7 +232,7 @@ bool HiroCollector::run_episode(std::uint64_t episode, RecordSink& sink) {
     th.goal_dim = static_cast<std::uint16_t>(k_);
     th.flags = flags;
     th.t = static_cast<std::uint32_t>(t);
-    th.episode = episode;
+    th.episode = key;
     std::byte* dst = sink.reserve(hiro::transition_bytes(td));
     if (dst == nullptr) return false;
     hiro::encode_transition(dst, th, {s.data(), a.data(), s1.data(), g.data(), stored_next, r.reward, 1.0f});
@@ -244,7 +247,7 @@ bool HiroCollector::run_episode(std::uint64_t episode, RecordSink& sink) {
       mh.steps = static_cast<std::uint16_t>(c_);
       mh.flags = flags;
       mh.t = static_cast<std::uint32_t>(t + 1 - c_);
-      mh.episode = episode;
+      mh.episode = key;
       dst = sink.reserve(hiro::meta_transition_bytes(md));
       if (dst == nullptr) return false;
       hiro::encode_meta_transition(dst, mh,
@@ -329,8 +332,13 @@ int run_hiro_actor(const HiroActorOptions& o) {
   int status = 0;
   if (!load_first(rt, collector, blob, o.slot, &status)) return status;
   RingSink sink(rt, collector, blob, o);
-  for (std::uint64_t episode = 0; !rt.should_stop(); ++episode)
-    if (!collector.run_episode(episode, sink)) break;
+  // Each episode's key: the env steps this slot pushed before it over the whole run (the
+  // file comment of hiro_actor.h). `items` is this slot's own counter, written only by it and
+  // by its dead predecessors.
+  while (!rt.should_stop()) {
+    const std::uint64_t key = o.step_base + rt.slot().items.load(std::memory_order_relaxed);
+    if (!collector.run_episode(key, sink)) break;
+  }
   rt.ring().flush();
   return sink.bad_blob() ? kExitBadBlob : 0;
 }
@@ -345,7 +353,7 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
   const std::vector<float>& target = collector.spec().task.primary_target();
   const auto& steps = rt.segment().control().env_steps;
   std::uint64_t next = o.eval_every;
-  for (std::uint64_t round = 0; !rt.should_stop(); ++round) {
+  while (!rt.should_stop()) {
     // Wait for the next multiple of eval_every training env steps.
     const auto due = [&] { return steps.load(std::memory_order_relaxed) >= next; };  // a pacing hint
     while (!due()) {
@@ -353,7 +361,9 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
       rt.heartbeat();
     }
     const std::uint64_t at = steps.load(std::memory_order_relaxed);
-    next = (at / o.eval_every + 1) * o.eval_every;
+    // Episode seeds by the evaluation's place in the run, so a restarted evaluator draws new ones.
+    const std::uint64_t round = at / o.eval_every;
+    next = (round + 1) * o.eval_every;
     if (rt.refresh_weights(blob)) {
       std::string error;
       if (!collector.nets().load(blob, &error)) {

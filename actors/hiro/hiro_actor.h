@@ -14,6 +14,17 @@
 //   Episodes last the env's episode_length (500); with c = 10 an episode gives exactly 500
 //   Transition and 50 MetaTransition records, states[i] aligned with actions[i].
 //
+// Random streams: everything random in a training episode (the env reset, hence the start
+// and the training target, and the exploration noise of both levels) comes from the
+// episode's key: run_episode(key) seeds the reset with mix_seed(seed, key) and the noise with
+// mix_seed(mix_seed(seed, noise stream), key). A collector process keys each episode by the
+// env steps its slot has pushed over the whole run when the episode begins: step_base (the
+// learner's checkpointed count for the slot from earlier learner processes) plus the slot's
+// `items` counter in the segment (every incarnation in this segment; counted before each
+// transition is published). So a restarted actor continues after its predecessor: an episode
+// of which any step reached the ring is never drawn again (only one that died before its first
+// step can be).
+//
 // Evaluation (§10.6): noise off at both levels, same c schedule and goal transition, the task
 // target fixed at the env's primary eval target; success iff the distance at the FINAL step
 // is < the threshold. Eval steps are not env steps and never enter replay; the results go
@@ -55,6 +66,7 @@ struct HiroActorOptions {
   std::string segment;  // run segment name
   std::uint32_t slot = 0;
   std::uint64_t seed = 1;              // exploration noise and episode seeds
+  std::uint64_t step_base = 0;         // env steps this slot pushed before this learner process (from the checkpoint)
   std::string env = "kinematic-maze";  // envs/maze/factory.h name
   envs::maze::MazeEnvOptions env_options{};
   bool fixed_target = false;  // train on the primary eval target (AntMaze/PointMaze)
@@ -117,8 +129,9 @@ class HiroCollector {
   /// The blob shape this actor expects (equal to the learner's HiroOptions::actor_blob_shape()).
   static hiro::ActorBlobShape blob_shape(const HiroActorOptions& options);
 
-  /// One training episode with exploration noise; false when the sink stopped it.
-  bool run_episode(std::uint64_t episode, RecordSink& sink);
+  /// One training episode with exploration noise, its randomness drawn from `key` (file
+  /// comment; the records carry it as their episode); false when the sink stopped it.
+  bool run_episode(std::uint64_t key, RecordSink& sink);
   /// One noise-free episode at `target` (context_dim floats); `trace` gets every observation.
   EvalEpisode eval_episode(std::uint64_t episode_seed, const float* target,
                            const std::function<void(const EvalPoint&)>& trace);

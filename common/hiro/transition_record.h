@@ -91,7 +91,7 @@ struct TransitionHeader {
   std::uint8_t reserved;     // 0
   std::uint32_t t;           // env step within the episode (0-based) of s
   std::uint32_t reserved2;   // 0
-  std::uint64_t episode;     // the actor's episode counter (diagnostics)
+  std::uint64_t episode;     // the episode's stream key (actors/hiro/hiro_actor.h; diagnostics)
 };
 static_assert(std::is_trivially_copyable_v<TransitionHeader> && std::is_standard_layout_v<TransitionHeader>);
 static_assert(sizeof(TransitionHeader) == 24 && sizeof(TransitionHeader) % alignof(float) == 0);
@@ -105,7 +105,7 @@ struct MetaTransitionHeader {
   std::uint8_t flags;     // kTransitionEpisodeEnd: the segment ended the episode
   std::uint8_t reserved;  // 0
   std::uint32_t t;        // env step within the episode (0-based) of s_t
-  std::uint64_t episode;  // the actor's episode counter (diagnostics)
+  std::uint64_t episode;  // the episode's stream key (actors/hiro/hiro_actor.h; diagnostics)
 };
 static_assert(std::is_trivially_copyable_v<MetaTransitionHeader> && std::is_standard_layout_v<MetaTransitionHeader>);
 static_assert(sizeof(MetaTransitionHeader) == 24 && sizeof(MetaTransitionHeader) % alignof(float) == 0);

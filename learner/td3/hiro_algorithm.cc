@@ -24,7 +24,8 @@ using learner::BudgetUnit;
 using learner::DriverTick;
 
 constexpr const char* kHiroSection = "hiro";                   // this wing's checkpoint section
-constexpr std::uint32_t kHiroStateVersion = 1;                 // layout of that section
+constexpr std::uint32_t kHiroStateVersion = 2;                 // layout of that section (2: + stream positions)
+constexpr std::uint32_t kHiroStateVersionNoStreams = 1;        // before the collectors' stream positions
 constexpr std::uint64_t kRingMetaRecords = 4;                  // meta records a ring holds beyond the steps
 constexpr std::size_t kMaxQueuedSteps = std::size_t{1} << 16;  // hard cap of the arrival queue
 constexpr double kIntrinsicEma = 0.01;                         // weight of a new step in the reward's running mean
@@ -38,7 +39,7 @@ struct QueuedStep {
 
 class HiroAlgorithm final : public Algorithm {
  public:
-  explicit HiroAlgorithm(const HiroTrainOptions& o) : o_(o) {}
+  explicit HiroAlgorithm(const HiroTrainOptions& o) : o_(o), stream_base_(o.actors, 0), received_(o.actors, 0) {}
 
   // --- identity and sizing
   std::string name() const override { return "hiro"; }
@@ -61,6 +62,9 @@ class HiroAlgorithm final : public Algorithm {
   void fill_launch(ActorLaunch& launch) const override {
     launch.params["train_actors"] = std::to_string(o_.actors);
     launch.params["run_dir"] = o_.run_dir;
+    // Where the collector's episode streams continue (actors/hiro/hiro_actor.h): the steps its
+    // slot pushed before this process; the actor adds what it and its predecessors push here.
+    if (launch.slot < o_.actors) launch.params["step_base"] = std::to_string(stream_base_[launch.slot]);
     if (o_.eval && launch.slot == o_.actors) launch.kind = "hiro-eval";
   }
 
@@ -91,6 +95,7 @@ class HiroAlgorithm final : public Algorithm {
           throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
         if (actor >= o_.actors)
           throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
+        ++received_[actor];
         const bool within_budget = o_.max_env_steps == 0 || steps_ < o_.max_env_steps;
         if (queue_.empty() && steps_ < o_.initial_steps && within_budget) {
           admit(actor, rec.data, rec.length);  // initial collection: no update to wait for
@@ -166,6 +171,9 @@ class HiroAlgorithm final : public Algorithm {
     w.put(best_success_);
     w.put(intrinsic_);
     w.put_vector(per_actor_);
+    std::vector<std::uint64_t> positions(o_.actors);
+    for (std::uint32_t i = 0; i < o_.actors; ++i) positions[i] = stream_base_[i] + received_[i];
+    w.put_vector(positions);
     w.put<std::uint64_t>(queue_.size());
     for (const QueuedStep& q : queue_) {
       w.put(q.actor);
@@ -175,7 +183,10 @@ class HiroAlgorithm final : public Algorithm {
   }
   void load(CheckpointReader& in) override {
     ByteReader& b = in.section(kHiroSection);
-    b.expect(kHiroStateVersion, "hiro state version");
+    const auto version = b.get<std::uint32_t>();
+    if (version != kHiroStateVersion && version != kHiroStateVersionNoStreams)
+      b.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, kHiroStateVersionNoStreams,
+                         kHiroStateVersion));
     steps_ = b.get<std::uint64_t>();
     low_ = b.get<std::uint64_t>();
     high_ = b.get<std::uint64_t>();
@@ -185,6 +196,12 @@ class HiroAlgorithm final : public Algorithm {
     intrinsic_ = b.get<double>();
     const auto per_actor = b.get_vector<std::uint64_t>(kMaxActors);
     std::copy_n(per_actor.begin(), std::min(per_actor.size(), per_actor_.size()), per_actor_.begin());
+    std::fill(stream_base_.begin(), stream_base_.end(), 0);
+    std::fill(received_.begin(), received_.end(), 0);
+    if (version == kHiroStateVersion) {
+      const auto positions = b.get_vector<std::uint64_t>(kMaxActors);
+      std::copy_n(positions.begin(), std::min(positions.size(), stream_base_.size()), stream_base_.begin());
+    }
     const auto queued = b.get<std::uint64_t>();
     if (queued > kMaxQueuedSteps) b.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
     queue_.clear();
@@ -198,6 +215,12 @@ class HiroAlgorithm final : public Algorithm {
         b.fail("queued step: " + error);
       if (q.actor >= o_.actors) q.actor = 0;  // resumed with fewer actors: count it somewhere
       queue_.push_back(std::move(q));
+    }
+    if (version == kHiroStateVersionNoStreams) {
+      // Collectors before layout 2 counted episodes from 0 in each process; the steps each
+      // one sent lie above every such count, so they serve as its base.
+      for (std::uint32_t i = 0; i < o_.actors; ++i) stream_base_[i] = per_actor_[i];
+      for (const QueuedStep& q : queue_) ++stream_base_[q.actor];
     }
     learner_->load(b);
     b.expect_end();
@@ -301,8 +324,13 @@ class HiroAlgorithm final : public Algorithm {
   std::unique_ptr<HiroLearner> learner_;
   std::deque<QueuedStep> queue_;          // env steps waiting for the rate limiter (FIFO)
   std::vector<std::uint64_t> per_actor_;  // env steps taken per collector
-  std::uint64_t steps_ = 0;               // env steps in the replay (the budget)
-  std::uint64_t low_ = 0, high_ = 0;      // updates this repetition
+  // Per collector slot: env steps it pushed before this process (from the checkpoint; what
+  // its launches carry as step_base) and the transitions received from it since. Their sum is
+  // where its episode streams continue after a resume; neither restarts with a repetition,
+  // because the actors do not.
+  std::vector<std::uint64_t> stream_base_, received_;
+  std::uint64_t steps_ = 0;           // env steps in the replay (the budget)
+  std::uint64_t low_ = 0, high_ = 0;  // updates this repetition
   std::uint64_t evals_ = 0;
   hiro::HiroEvalRecord last_eval_{};
   std::uint32_t rep_ = 0;
@@ -329,6 +357,10 @@ void HiroTrainOptions::validate() const {
   if (eval && eval_episodes < 1) throw UsageError("eval_episodes 0: expected >= 1");
   if (!(success_threshold >= 0 && success_threshold <= 1))
     throw UsageError(fmt::format("success_threshold {}: expected in [0, 1]", success_threshold));
+}
+
+std::unique_ptr<learner::Algorithm> make_hiro_algorithm(const HiroTrainOptions& options) {
+  return std::make_unique<HiroAlgorithm>(options);
 }
 
 learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {

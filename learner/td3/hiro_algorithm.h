@@ -17,11 +17,18 @@
 //   records give the metrics' eval columns and the result's best and final success. solved()
 //   is best eval success >= success_threshold; the driver stops on it only with
 //   stop_on_success (off by default for HIRO).
-// * State: HiroLearner (both agents, both replays, its stream) + counters + the queue.
+// * Collector streams: each collector's launch carries step_base, the env steps its slot
+//   pushed before this learner process (actors/hiro/hiro_actor.h keys its episodes from it);
+//   checkpoints keep, per slot, that base plus the transitions received from it since, so a
+//   resumed run's collectors continue their streams instead of repeating them.
+// * State: HiroLearner (both agents, both replays, its stream) + counters + the queue + the
+//   collectors' stream positions (section layout 2; a layout-1 checkpoint loads, its positions
+//   taken from the steps each collector sent).
 // * One thread (the driver's) uses an instance. Options are validated once (UsageError).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "learner/run_driver.h"
@@ -54,6 +61,10 @@ struct HiroTrainOptions : learner::RunSettings {
   /// Throws UsageError naming the first bad value.
   void validate() const;
 };
+
+/// The wing itself (what run_hiro_training drives; tests drive it by hand). It keeps a
+/// reference to `options`, which must outlive it.
+std::unique_ptr<learner::Algorithm> make_hiro_algorithm(const HiroTrainOptions& options);
 
 /// Runs the training through the run driver; returns the driver's summary.
 learner::DriverSummary run_hiro_training(const HiroTrainOptions& options);
