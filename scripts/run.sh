@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh release
+bash scripts/build.sh release ringrl ringrl-torch  # only what the job runs (the tests: scripts/test.sh)
 exec build/release/app/ringrl train pqt --task print --mode pqt --repetitions 1 \
   --set timestep_limit=16 --max-npe 5000000 --max-seconds 300 "$@"
