@@ -51,7 +51,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
                                 "eval=false"};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
-  td3::HiroTrainOptions t = hiro_train_options_from(cfg);
+  hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
   const actors::HiroActorOptions ao = hiro_actor_options_from(cfg);
 
   // 1. End to end: collectors + rings + the rate-limited learner + weight broadcast.
@@ -64,7 +64,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
   learner::DriverSummary e2e;
   bench::PostInitialRate post;
   try {
-    e2e = td3::run_hiro_training(t);
+    e2e = hiro::run_hiro_training(t);
     post = bench::post_initial_rate((dir / "metrics.csv").string(), t.initial_steps);
   } catch (...) {
     fs::remove_all(dir);
@@ -75,7 +75,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
 
   // 2. Actor-only ceiling: the same collectors with the initial weights, no learner, no rings.
   const double side = std::min(kMaxSideSeconds, kSideFraction * c.seconds);
-  td3::HiroLearner fresh(t.learner);
+  hiro::HiroLearner fresh(t.learner);
   std::vector<std::byte> blob(fresh.blob_bytes());
   fresh.write_blob(blob.data());
   const double actor_only = bench::hiro_actor_only_steps_per_s(ao, blob, c.actors, side);

@@ -66,11 +66,11 @@ HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg) {
   return c;
 }
 
-td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
+hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   const HiroEnvChoice c = hiro_env_choice(cfg);
-  td3::HiroTrainOptions t;
-  td3::HiroOptions& l = t.learner;
-  l = td3::make_hiro_options(c.env, c.goal_space, c.env_options);
+  hiro::HiroTrainOptions t;
+  hiro::HiroOptions& l = t.learner;
+  l = hiro::make_hiro_options(c.env, c.goal_space, c.env_options);
   l.meta_period = get<int>(cfg, "meta_period");
   l.hidden = get<int>(cfg, "hidden");
   l.actor_lr = get<double>(cfg, "actor_lr");

@@ -1,5 +1,5 @@
 // The HIRO run configuration (configs/hiro.json plus --set overrides) turned into the options
-// of the learner wing (td3::HiroTrainOptions) and of the actors (actors::HiroActorOptions).
+// of the learner wing (hiro::HiroTrainOptions) and of the actors (actors::HiroActorOptions).
 // The learner process and every actor process read the same resolved config file through
 // here, so the two sides can never disagree about the env, the goal space or the blob shape.
 //
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/hiro/hiro_actor.h"
-#include "learner/td3/hiro_algorithm.h"
+#include "learner/hiro/hiro_algorithm.h"
 
 namespace ringrl::app {
 
@@ -33,7 +33,7 @@ struct HiroEnvChoice {
 };
 HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg);
 
-td3::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg);
+hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg);
 actors::HiroActorOptions hiro_actor_options_from(const nlohmann::json& cfg);
 
 }  // namespace ringrl::app

@@ -42,7 +42,7 @@ int run_train(const TrainCli& c) {
   const std::string run_dir =
       c.run_dir.empty() ? timestamped_run_dir("hiro-" + (c.env.empty() ? std::string("env") : c.env)) : c.run_dir;
   const nlohmann::json cfg = resolve_hiro_config(resume_config(c, run_dir).value_or(c.config), sets);
-  td3::HiroTrainOptions t = hiro_train_options_from(cfg);
+  hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
   (void)hiro_actor_options_from(cfg);  // the actors' side must be valid too, before any file is written
   t.run_dir = run_dir;
   t.resume = c.resume;
@@ -52,7 +52,7 @@ int run_train(const TrainCli& c) {
   spdlog::info("train: hiro on {} ({}, {} targets, correction {}), {} actor(s){}, run directory {}", t.env,
                hiro::goal_space_name(t.learner.goal_space.kind), t.targets, t.learner.relabel, t.actors,
                t.eval ? " + evaluator" : "", run_dir);
-  const learner::DriverSummary s = td3::run_hiro_training(t);
+  const learner::DriverSummary s = hiro::run_hiro_training(t);
   for (const nlohmann::json& r : s.results) {
     const double seconds = r.value("seconds", 0.0);
     const auto steps = r.value("env_steps", std::uint64_t{0});

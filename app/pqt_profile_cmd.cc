@@ -55,10 +55,10 @@ void run_hiro_profile(const ProfileCli& c) {
   std::vector<std::string> sets{"env=" + c.env, "device=" + c.device};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
-  const td3::HiroTrainOptions t = hiro_train_options_from(cfg);
+  const hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
   learner::set_torch_threads();
   learner::keep_freed_memory();
-  td3::HiroLearner learner(t.learner);
+  hiro::HiroLearner learner(t.learner);
   bench::fill_replays(learner, hiro_actor_options_from(cfg), t.initial_steps);
   const std::size_t blob_bytes = learner.blob_bytes();
   std::unique_ptr<std::byte, decltype(&std::free)> blob(

@@ -19,7 +19,7 @@
 #include "learner/cuda_support.h"
 #include "learner/profile.h"
 #include "learner/td3/fifo_replay.h"
-#include "learner/td3/hiro_ops.h"
+#include "learner/hiro/hiro_ops.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::bench {
@@ -32,14 +32,14 @@ constexpr int kTrainPassFactor = 3;  // forward + input gradient + weight gradie
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Frames of the largest record the collector writes.
-std::uint32_t max_record_bytes(const td3::HiroOptions& o) {
+std::uint32_t max_record_bytes(const hiro::HiroOptions& o) {
   return std::max(hiro::transition_bytes(o.transition_dims()), hiro::meta_transition_bytes(o.meta_transition_dims()));
 }
 
 // Stores every record in the learner's replays.
 class ReplaySink final : public actors::RecordSink {
  public:
-  explicit ReplaySink(td3::HiroLearner& learner) : learner_(learner), frame_(max_record_bytes(learner.options())) {}
+  explicit ReplaySink(hiro::HiroLearner& learner) : learner_(learner), frame_(max_record_bytes(learner.options())) {}
   std::byte* reserve(std::uint32_t bytes) override {
     bytes_ = bytes;
     return frame_.data();
@@ -54,7 +54,7 @@ class ReplaySink final : public actors::RecordSink {
   std::uint64_t taken() const noexcept { return taken_; }
 
  private:
-  td3::HiroLearner& learner_;
+  hiro::HiroLearner& learner_;
   std::vector<std::byte> frame_;
   std::uint32_t bytes_ = 0;
   std::uint64_t taken_ = 0;  // Transition records stored
@@ -195,7 +195,7 @@ torch::Tensor replay_rows(const td3::FifoReplay& replay) {
 // HIRO's two levels on PlainTd3, sampling from the same rows as HiroLearner.
 class PlainHiro {
  public:
-  PlainHiro(td3::HiroLearner& ours, torch::Device device, std::function<void()> sync)
+  PlainHiro(hiro::HiroLearner& ours, torch::Device device, std::function<void()> sync)
       : o_(ours.options()),
         device_(device),
         sync_(std::move(sync)),
@@ -248,10 +248,10 @@ class PlainHiro {
                         const torch::Tensor& states, const torch::Tensor& actions) {
     torch::NoGradGuard no_grad;
     const std::int64_t B = s.size(0), k = g.size(1), c = states.size(1), obs = states.size(2);
-    const std::int64_t K = td3::kRelabelCandidates;
+    const std::int64_t K = hiro::kRelabelCandidates;
     const auto delta = s2.narrow(1, 0, k) - s.narrow(1, 0, k);
-    const auto sigma = td3::kSampleSigmaFraction * (goal_high_ - goal_low_) / 2;
-    const auto draws = delta.unsqueeze(1) + sigma * torch::randn({B, td3::kRelabelGaussianCandidates, k}, s.options());
+    const auto sigma = hiro::kSampleSigmaFraction * (goal_high_ - goal_low_) / 2;
+    const auto draws = delta.unsqueeze(1) + sigma * torch::randn({B, hiro::kRelabelGaussianCandidates, k}, s.options());
     const auto cands =
         torch::max(torch::min(torch::cat({draws, delta.unsqueeze(1), g.unsqueeze(1)}, 1), goal_high_), goal_low_);
     const auto seq = cands.unsqueeze(2) + (s.narrow(1, 0, k).unsqueeze(1) - states.narrow(2, 0, k)).unsqueeze(1);
@@ -262,7 +262,7 @@ class PlainHiro {
     return cands.gather(1, best.view({B, 1, 1}).expand({B, 1, k})).squeeze(1);
   }
 
-  td3::HiroOptions o_;
+  hiro::HiroOptions o_;
   torch::Device device_;
   std::function<void()> sync_;
   PlainTd3 low_, high_;
@@ -301,7 +301,7 @@ double td3_update_flops(double batch, const td3::Td3Shape& s, int period) {
   return targets + critics + actor_step;
 }
 
-td3::Td3Shape level_shape(const td3::HiroOptions& o, bool low) {
+td3::Td3Shape level_shape(const hiro::HiroOptions& o, bool low) {
   td3::Td3Shape s;
   s.input_dim = o.obs_dim + (low ? o.goal_space.dim : o.context_dim);
   s.action_dim = low ? o.action_dim() : o.goal_space.dim;
@@ -311,16 +311,16 @@ td3::Td3Shape level_shape(const td3::HiroOptions& o, bool low) {
 
 }  // namespace
 
-std::string hiro_learner_device(td3::HiroLearner& learner) { return learner.low_agent().device().str(); }
+std::string hiro_learner_device(hiro::HiroLearner& learner) { return learner.low_agent().device().str(); }
 
-std::function<void()> hiro_device_sync(td3::HiroLearner& learner) {
+std::function<void()> hiro_device_sync(hiro::HiroLearner& learner) {
   const torch::Device device = learner.low_agent().device();
   if (!device.is_cuda()) return [] {};
   const int index = device.has_index() ? device.index() : 0;
   return [index] { learner::cuda_stream_synchronize(index); };
 }
 
-void fill_replays(td3::HiroLearner& learner, const actors::HiroActorOptions& ao, std::uint64_t env_steps) {
+void fill_replays(hiro::HiroLearner& learner, const actors::HiroActorOptions& ao, std::uint64_t env_steps) {
   actors::HiroCollector collector(ao);
   std::vector<std::byte> blob(learner.blob_bytes());
   learner.write_blob(blob.data());
@@ -363,7 +363,7 @@ HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options
   torch::set_num_threads(1);
   HiroLearnerBenchResult r;
   {
-    td3::HiroLearner ours(options.learner);
+    hiro::HiroLearner ours(options.learner);
     const torch::Device device = ours.low_agent().device();
     r.device = device.str();
     const std::function<void()> sync = hiro_device_sync(ours);
@@ -415,14 +415,14 @@ HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options
   return r;
 }
 
-HiroFlops hiro_flops(const td3::HiroOptions& o, std::uint32_t high_every) {
+HiroFlops hiro_flops(const hiro::HiroOptions& o, std::uint32_t high_every) {
   HiroFlops f;
   const double B = o.batch_size;
   f.low_update = td3_update_flops(B, level_shape(o, true), o.update_period);
   f.high_update = td3_update_flops(B, level_shape(o, false), o.update_period);
   const td3::Td3Shape low = level_shape(o, true);
   f.relabel =
-      mlp_flops(B * td3::kRelabelCandidates * o.meta_period, low.input_dim, low.hidden1, low.hidden2, low.action_dim);
+      mlp_flops(B * hiro::kRelabelCandidates * o.meta_period, low.input_dim, low.hidden1, low.hidden2, low.action_dim);
   f.low_per_env_step = f.low_update;
   f.high_per_env_step = f.high_update / high_every;
   f.relabel_per_env_step = o.relabel == "sample" ? f.relabel / high_every : 0.0;

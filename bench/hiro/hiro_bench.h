@@ -28,19 +28,19 @@
 #include <vector>
 
 #include "actors/hiro/hiro_actor.h"
-#include "learner/td3/hiro_learner.h"
+#include "learner/hiro/hiro_learner.h"
 
 namespace ringrl::bench {
 
 /// The learner's device ("cpu", "cuda:0").
-std::string hiro_learner_device(td3::HiroLearner& learner);
+std::string hiro_learner_device(hiro::HiroLearner& learner);
 /// A hook that waits for the work queued on the learner's device (a no-op on the CPU): the
 /// PhaseProfiler's device sync.
-std::function<void()> hiro_device_sync(td3::HiroLearner& learner);
+std::function<void()> hiro_device_sync(hiro::HiroLearner& learner);
 
 /// Runs `ao`'s collector with `learner`'s current actor weights for whole episodes totalling at
 /// least `env_steps` steps; every Transition / MetaTransition goes into the learner's replays.
-void fill_replays(td3::HiroLearner& learner, const actors::HiroActorOptions& ao, std::uint64_t env_steps);
+void fill_replays(hiro::HiroLearner& learner, const actors::HiroActorOptions& ao, std::uint64_t env_steps);
 
 /// Actor-only ceiling: `n` forked collectors with the channel blob `blob` (fixed weights) for
 /// `seconds` each at once; their summed env steps per second.
@@ -48,7 +48,7 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
                                    std::uint32_t n, double seconds);
 
 struct HiroLearnerBenchOptions {
-  td3::HiroOptions learner;         // shapes, hyperparameters, device, seed
+  hiro::HiroOptions learner;         // shapes, hyperparameters, device, seed
   actors::HiroActorOptions actor;   // the collector that makes the replay data
   std::uint64_t data_steps = 2500;  // env steps of replay data (§3's initial collection)
   std::uint32_t high_every = 10;    // env steps per high-level update (§3)
@@ -87,7 +87,7 @@ struct HiroFlops {
   double low_per_env_step = 0, high_per_env_step = 0, relabel_per_env_step = 0;
   double per_env_step = 0;
 };
-HiroFlops hiro_flops(const td3::HiroOptions& options, std::uint32_t high_every);
+HiroFlops hiro_flops(const hiro::HiroOptions& options, std::uint32_t high_every);
 
 /// Env steps per second of a training run after its initial collection, from the run's
 /// metrics.csv (step,wall_s,...,env_steps,...): between the first row past `initial_steps`

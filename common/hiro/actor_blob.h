@@ -14,7 +14,7 @@
 // computes it for the shape it was configured with and uses a blob only when
 // blob_payload() (common/blob_layout.h) accepts it.
 //
-// Pure value types; any thread. The learner fills the tensors (td3::HiroLearner::write_blob).
+// Pure value types; any thread. The learner fills the tensors (hiro::HiroLearner::write_blob).
 #pragma once
 
 #include <cstddef>

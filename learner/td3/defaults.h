@@ -1,5 +1,6 @@
 // The TD3 / HIRO learner defaults of spec hiro.md §3-§4, as named constants. Torch-free, so
-// option structs in torch-free headers (hiro_learner.h) and torch ones (td3.h) share them.
+// option structs in torch-free headers (learner/hiro/hiro_learner.h) and torch ones (td3.h)
+// share them.
 #pragma once
 
 #include <cstddef>

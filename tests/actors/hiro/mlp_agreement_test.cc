@@ -9,7 +9,7 @@
 
 #include "actors/hiro/mlp.h"
 #include "envs/maze/factory.h"
-#include "learner/td3/hiro_learner.h"
+#include "learner/hiro/hiro_learner.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl {
@@ -20,11 +20,11 @@ constexpr float kTolerance = 1e-4f;
 constexpr double kInputScale = 5.0;  // inputs ~ U(-5, 5): tanh away from its flat ends
 
 void expect_agreement(const std::string& env, hiro::GoalSpaceKind kind, int hidden) {
-  td3::HiroOptions o = td3::make_hiro_options(env, kind);
+  hiro::HiroOptions o = hiro::make_hiro_options(env, kind);
   o.hidden = hidden;
   o.device = "cpu";
   o.seed = 9;
-  td3::HiroLearner learner(o);
+  hiro::HiroLearner learner(o);
   std::vector<std::byte> blob(learner.blob_bytes());
   learner.write_blob(blob.data());
   actors::ActorNets nets(o.actor_blob_shape());
@@ -62,12 +62,12 @@ TEST(MlpAgreement, MatchesTheLearnersTorchActorsWithXyMasking) {
 
 TEST(MlpAgreement, TrainedWeightsStillAgree) {
   // After updates the weights are far from their init scale: the last layer is no longer tiny.
-  td3::HiroOptions o = td3::make_hiro_options("kinematic-maze", hiro::GoalSpaceKind::kXy);
+  hiro::HiroOptions o = hiro::make_hiro_options("kinematic-maze", hiro::GoalSpaceKind::kXy);
   o.hidden = 32;
   o.device = "cpu";
   o.batch_size = 8;
   o.actor_lr = 0.05;
-  td3::HiroLearner learner(o);
+  hiro::HiroLearner learner(o);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : learner.low_agent().actor()->parameters()) p.uniform_(-0.5, 0.5);

@@ -49,9 +49,11 @@ struct MazeEnvOptions;
 }
 
 namespace ringrl::td3 {
-
 class Td3Agent;
 class FifoReplay;
+}  // namespace ringrl::td3
+
+namespace ringrl::hiro {
 
 struct HiroOptions {
   hiro::GoalSpace goal_space;  // k, goal box, ZERO_OBS
@@ -60,23 +62,23 @@ struct HiroOptions {
   std::vector<float> action_low;  // env action box (low-level output)
   std::vector<float> action_high;
   int meta_period = hiro::kDefaultMetaPeriod;  // c
-  int hidden = kDefaultHidden;                 // both hidden layers, both levels (§4)
-  double actor_lr = kDefaultActorLr;
-  double critic_lr = kDefaultCriticLr;
-  double tau = kDefaultTau;
-  double gamma_low = kDefaultGamma;           // per env step
-  double gamma_high = kDefaultGamma;          // per meta transition, not 0.99^c (§12.5)
-  int batch_size = kDefaultBatchSize;         // each level
-  int update_period = kDefaultUpdatePeriod;   // actor and target period, both levels
-  double target_noise = kDefaultTargetNoise;  // absolute, both levels
-  double target_noise_clip = kDefaultTargetNoiseClip;
-  std::size_t replay_capacity = kDefaultReplayCapacity;  // each buffer
-  std::string relabel = "sample";                        // sample | fun | none (§9)
-  std::string device = "auto";                           // auto | cpu | cuda:N
-  std::string td3_kernel = "auto";                       // auto | eager | fused (td3.h)
-  std::string device_replay = "auto";                    // auto (on with CUDA) | on | off
-  std::string adam_form = "tf";                          // tf (the reference) | torch (td3.h)
-  bool actor_zero_grad_steps = false;                    // the reference's off-step Adam steps (§5)
+  int hidden = td3::kDefaultHidden;            // both hidden layers, both levels (§4)
+  double actor_lr = td3::kDefaultActorLr;
+  double critic_lr = td3::kDefaultCriticLr;
+  double tau = td3::kDefaultTau;
+  double gamma_low = td3::kDefaultGamma;           // per env step
+  double gamma_high = td3::kDefaultGamma;          // per meta transition, not 0.99^c (§12.5)
+  int batch_size = td3::kDefaultBatchSize;         // each level
+  int update_period = td3::kDefaultUpdatePeriod;   // actor and target period, both levels
+  double target_noise = td3::kDefaultTargetNoise;  // absolute, both levels
+  double target_noise_clip = td3::kDefaultTargetNoiseClip;
+  std::size_t replay_capacity = td3::kDefaultReplayCapacity;  // each buffer
+  std::string relabel = "sample";                             // sample | fun | none (§9)
+  std::string device = "auto";                                // auto | cpu | cuda:N
+  std::string td3_kernel = "auto";                            // auto | eager | fused (td3.h)
+  std::string device_replay = "auto";                         // auto (on with CUDA) | on | off
+  std::string adam_form = "tf";                               // tf (the reference) | torch (td3.h)
+  bool actor_zero_grad_steps = false;                         // the reference's off-step Adam steps (§5)
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
@@ -134,10 +136,10 @@ class HiroLearner {
   HiroUpdateStats update_high(bool read_losses = true, learner::PhaseProfiler* profiler = nullptr);
 
   const HiroOptions& options() const noexcept;
-  Td3Agent& low_agent() noexcept;
-  Td3Agent& high_agent() noexcept;
-  const FifoReplay& low_replay() const noexcept;
-  const FifoReplay& high_replay() const noexcept;
+  td3::Td3Agent& low_agent() noexcept;
+  td3::Td3Agent& high_agent() noexcept;
+  const td3::FifoReplay& low_replay() const noexcept;
+  const td3::FifoReplay& high_replay() const noexcept;
 
   /// Bytes of the actor-nets channel blob (header included).
   std::size_t blob_bytes() const;
@@ -152,4 +154,4 @@ class HiroLearner {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

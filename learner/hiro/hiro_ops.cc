@@ -1,8 +1,11 @@
-#include "learner/td3/hiro_ops.h"
+#include "learner/hiro/hiro_ops.h"
 
 #include "common/errors.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
+
+using td3::Td3Batch;
+using td3::Td3Rng;
 
 RelabelStrategy parse_relabel_strategy(const std::string& name) {
   if (name == "sample") return RelabelStrategy::kSample;
@@ -126,4 +129,4 @@ RelabelResult Relabeller::relabel(const RelabelBatch& batch, const LowPolicy& po
   return r;
 }
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

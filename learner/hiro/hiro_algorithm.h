@@ -31,10 +31,10 @@
 #include <memory>
 #include <string>
 
+#include "learner/hiro/hiro_learner.h"
 #include "learner/run_driver.h"
-#include "learner/td3/hiro_learner.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 
 inline constexpr std::uint64_t kDefaultInitialSteps = 2500;  // §3: 5 episodes x 500
 inline constexpr std::uint32_t kDefaultHighEvery = 10;       // §3: 1 high update per 10 env steps
@@ -69,4 +69,4 @@ std::unique_ptr<learner::Algorithm> make_hiro_algorithm(const HiroTrainOptions& 
 /// Runs the training through the run driver; returns the driver's summary.
 learner::DriverSummary run_hiro_training(const HiroTrainOptions& options);
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

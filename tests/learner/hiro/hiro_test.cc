@@ -15,14 +15,22 @@
 #include "common/hiro/transition_record.h"
 #include "envs/maze/factory.h"
 #include "learner/td3/fifo_replay.h"
-#include "learner/td3/hiro_learner.h"
-#include "learner/td3/hiro_ops.h"
+#include "learner/hiro/hiro_learner.h"
+#include "learner/hiro/hiro_ops.h"
 #include "learner/td3/td3.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 namespace {
 
 using hiro::GoalSpaceKind;
+using td3::Actor;
+using td3::Critic;
+using td3::FifoReplay;
+using td3::Td3Agent;
+using td3::Td3Batch;
+using td3::Td3Rng;
+using td3::Td3Shape;
+using td3::Td3Stats;
 
 HiroOptions small(HiroOptions o) {
   o.replay_capacity = 1000;
@@ -961,4 +969,4 @@ TEST(HiroLearner, RunsOnCudaWhenPresentAndItsCheckpointLoadsOnCpu) {
 }
 
 }  // namespace
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

@@ -24,11 +24,11 @@
 #include "common/hiro/goal_space.h"
 #include "common/hiro/transition_record.h"
 #include "envs/maze/factory.h"
-#include "learner/td3/hiro_learner.h"
+#include "learner/hiro/hiro_learner.h"
 #include "learner/td3/td3.h"
 #include "learner/threads.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 namespace {
 
 constexpr const char* kEnv = "kinematic-maze";
@@ -380,4 +380,4 @@ TEST(HiroLearning, LowLevelReachesPerDimensionGoalsWithXyMasked) {
 }
 
 }  // namespace
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

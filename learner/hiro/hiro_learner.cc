@@ -1,4 +1,4 @@
-#include "learner/td3/hiro_learner.h"
+#include "learner/hiro/hiro_learner.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,11 +9,19 @@
 #include "common/errors.h"
 #include "common/seeds.h"
 #include "envs/maze/factory.h"
+#include "learner/hiro/hiro_ops.h"
 #include "learner/td3/fifo_replay.h"
-#include "learner/td3/hiro_ops.h"
 #include "learner/td3/td3.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
+
+using td3::Actor;
+using td3::FifoReplay;
+using td3::Td3Agent;
+using td3::Td3Batch;
+using td3::Td3Options;
+using td3::Td3Rng;
+using td3::Td3Stats;
 
 namespace {
 
@@ -65,8 +73,8 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   t.target_noise_clip = o.target_noise_clip;
   const HiroStreamSeeds seeds = hiro_stream_seeds(o.seed);
   t.seed = low ? seeds.low : seeds.high;
-  t.kernel = parse_td3_kernel(o.td3_kernel);
-  t.adam_form = parse_adam_form(o.adam_form);
+  t.kernel = td3::parse_td3_kernel(o.td3_kernel);
+  t.adam_form = td3::parse_adam_form(o.adam_form);
   t.actor_zero_grad_steps = o.actor_zero_grad_steps;
   return t;
 }
@@ -104,8 +112,8 @@ void HiroOptions::validate() const {
   if (batch_size < 1) throw UsageError("hiro: batch_size must be >= 1, got " + std::to_string(batch_size));
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
   (void)parse_relabel_strategy(relabel);
-  (void)parse_td3_kernel(td3_kernel);
-  (void)parse_adam_form(adam_form);
+  (void)td3::parse_td3_kernel(td3_kernel);
+  (void)td3::parse_adam_form(adam_form);
   if (device_replay != "auto" && device_replay != "on" && device_replay != "off")
     throw UsageError("hiro: device_replay '" + device_replay + "': expected auto, on or off");
   for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})
@@ -325,4 +333,4 @@ void HiroLearner::load(ByteReader& in) {
   impl_->rng.set_state(rng_state);
 }
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

@@ -37,7 +37,7 @@
 #include "learner/td3/rng.h"
 #include "learner/td3/td3.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 
 /// §9 goal_sample_strategy.
 enum class RelabelStrategy { kSample, kFun, kNone };
@@ -68,13 +68,13 @@ struct RelabelBatch {
 };
 
 /// The low-level TD3 batch of sampled Transition rows [B, row] (contract above).
-Td3Batch low_level_batch(const torch::Tensor& rows, const hiro::TransitionLayout& layout);
+td3::Td3Batch low_level_batch(const torch::Tensor& rows, const hiro::TransitionLayout& layout);
 
 /// What one high-level update consumes: the relabelling inputs and the TD3 batch, whose action
 /// `td3.a` (the relabelled goal) is left for the caller.
 struct HighLevelBatch {
   RelabelBatch relabel;
-  Td3Batch td3;
+  td3::Td3Batch td3;
 };
 /// The high-level batch of sampled MetaTransition rows [B, row] (contract above).
 HighLevelBatch high_level_batch(const torch::Tensor& rows, const hiro::MetaTransitionLayout& layout);
@@ -92,7 +92,7 @@ class Relabeller {
   Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, const std::vector<float>& action_low,
              const std::vector<float>& action_high, torch::Device device);
 
-  RelabelResult relabel(const RelabelBatch& batch, const LowPolicy& policy, Td3Rng& rng) const;
+  RelabelResult relabel(const RelabelBatch& batch, const LowPolicy& policy, td3::Td3Rng& rng) const;
 
   /// Scores of given candidates [B, K, k] (no clipping here): [B, K].
   torch::Tensor score(const RelabelBatch& batch, const torch::Tensor& candidates, const LowPolicy& policy) const;
@@ -101,7 +101,7 @@ class Relabeller {
 
  private:
   // Host N(0,1) draws [B, n, k] on the device.
-  torch::Tensor normals(std::int64_t rows, std::int64_t n, Td3Rng& rng) const;
+  torch::Tensor normals(std::int64_t rows, std::int64_t n, td3::Td3Rng& rng) const;
 
   RelabelStrategy strategy_;
   int goal_dim_;
@@ -110,4 +110,4 @@ class Relabeller {
   torch::Tensor action_half_range_;                       // [act]
 };
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

@@ -1,4 +1,4 @@
-#include "learner/td3/hiro_algorithm.h"
+#include "learner/hiro/hiro_algorithm.h"
 
 #include <algorithm>
 #include <deque>
@@ -16,7 +16,7 @@
 #include "common/seeds.h"
 #include "learner/td3/fifo_replay.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 namespace {
 
 using learner::Algorithm;
@@ -378,4 +378,4 @@ learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
   return learner::run_training(algo, d);
 }
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro

@@ -1,8 +1,8 @@
-// The HIRO wing (learner/td3/hiro_algorithm.h) driven by hand: every collector launch carries
+// The HIRO wing (learner/hiro/hiro_algorithm.h) driven by hand: every collector launch carries
 // where its episode streams continue (step_base), and checkpoints keep, per slot, that base
 // plus the transitions received from the slot since, so the collectors of a resumed run
 // continue their streams (actors/hiro/hiro_actor.h) instead of starting them over.
-#include "learner/td3/hiro_algorithm.h"
+#include "learner/hiro/hiro_algorithm.h"
 
 #include <unistd.h>
 
@@ -19,7 +19,7 @@
 #include "common/records.h"
 #include "common/spsc_ring.h"
 
-namespace ringrl::td3 {
+namespace ringrl::hiro {
 namespace {
 
 namespace fs = std::filesystem;
@@ -165,4 +165,4 @@ TEST(HiroAlgorithm, ALayoutOneCheckpointLoadsWithPositionsFromTheStepsEachCollec
 }
 
 }  // namespace
-}  // namespace ringrl::td3
+}  // namespace ringrl::hiro
