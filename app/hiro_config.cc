@@ -19,17 +19,21 @@ constexpr const char* kAuto = "auto";
 constexpr std::uint64_t kIntMax = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
 constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kMaxLearnerThreads = td3::kMaxTaskThreads;
 
 // Every unsigned integer setting of configs/hiro.json and the whole numbers it accepts: the
 // file, each --set and the resolved config are checked against this one table before
 // anything starts (common/runfiles/config.h).
 const runfiles::UnsignedKeys& unsigned_keys() {
   static const runfiles::UnsignedKeys keys = {
-      {"meta_period", 1, kIntMax},   {"hidden", 1, kIntMax},          {"batch_size", 1, kIntMax},
-      {"update_period", 1, kIntMax}, {"replay_capacity", 1, kU64Max}, {"seed", 0, kU64Max},
-      {"actors", 1, kMaxActors},     {"initial_steps", 0, kU64Max},   {"high_every", 1, kU32Max},
-      {"publish_every", 1, kU32Max}, {"throttle_slack", 0, kU32Max},  {"eval_every", 1, kU64Max},
-      {"eval_episodes", 1, kU32Max}, {"max_env_steps", 0, kU64Max},   {"repetitions", 1, kU32Max},
+      {"meta_period", 1, kIntMax},     {"hidden", 1, kIntMax},
+      {"batch_size", 1, kIntMax},      {"update_period", 1, kIntMax},
+      {"replay_capacity", 1, kU64Max}, {"seed", 0, kU64Max},
+      {"actors", 1, kMaxActors},       {"initial_steps", 0, kU64Max},
+      {"high_every", 1, kU32Max},      {"publish_every", 1, kU32Max},
+      {"throttle_slack", 0, kU32Max},  {"eval_every", 1, kU64Max},
+      {"eval_episodes", 1, kU32Max},   {"max_env_steps", 0, kU64Max},
+      {"repetitions", 1, kU32Max},     {"learner_threads", 0, kMaxLearnerThreads},
   };
   return keys;
 }
@@ -109,6 +113,9 @@ hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   t.repetitions = get<std::uint32_t>(cfg, "repetitions");
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");
+  // Absent in run directories from before the key: auto.
+  t.learner_threads = runfiles::has(cfg, "learner_threads") ? get<std::uint32_t>(cfg, "learner_threads") : 0;
+  l.threads = static_cast<int>(hiro::hiro_learner_threads(t.learner_threads, t.actors));
   (void)actors::parse_next_goal(get<std::string>(cfg, "next_goal"));
   t.learner.validate();  // the rest once run_dir is known (run_hiro_training)
   return t;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,14 +50,41 @@ std::string device_line(const std::string& dev) {
              : (learner::built_with_cuda() ? "cpu (CUDA build, no device visible)" : "cpu (LibTorch without CUDA)");
 }
 
+// Per learner thread and phase: the fused kernel's tasks and their busy time, against the
+// phase's wall time from the profiler (the relabel pass's and the updates' threads).
+std::string hiro_thread_table(hiro::HiroLearner& learner, const learner::PhaseProfiler& profiler) {
+  const int threads = learner.arena().threads();
+  std::uint64_t tasks = 0;
+  for (int p = 0; p < learner::kNumPhases; ++p)
+    for (const td3::ThreadBusy& b : learner.arena().busy(static_cast<learner::Phase>(p))) tasks += b.tasks;
+  if (tasks == 0) return "(no tasks: the eager kernel runs on torch's intra-op threads)\n";
+  std::string out = fmt::format("{:<10}{:>10}", "phase", "wall_ms");
+  for (int t = 0; t < threads; ++t)
+    out += fmt::format("{:>11}{:>7}{:>7}", fmt::format("t{}_busy_ms", t), "busy%", "tasks");
+  out += '\n';
+  for (const learner::PhaseSummary& p : profiler.summary()) {
+    if (p.count == 0 || (p.phase != learner::Phase::kRelabel && p.phase != learner::Phase::kCritic &&
+                         p.phase != learner::Phase::kActor && p.phase != learner::Phase::kTarget))
+      continue;
+    const double wall_ms = 1e3 * p.total_s;
+    out += fmt::format("{:<10}{:>10.1f}", learner::phase_name(p.phase), wall_ms);
+    for (const td3::ThreadBusy& b : learner.arena().busy(p.phase))
+      out += fmt::format("{:>11.1f}{:>6.1f}%{:>7}", 1e3 * b.seconds, wall_ms > 0 ? 100e3 * b.seconds / wall_ms : 0.0,
+                         b.tasks);
+    out += '\n';
+  }
+  return out;
+}
+
 // HIRO: `steps` low-level updates, a high-level update (with its relabel pass) every
-// high_every of them, a publish after every publish_every, as the training wing schedules them.
+// high_every of them, a publish after every publish_every, as the training wing schedules them,
+// on the learner's threads (learner_threads; 0 = auto, as the wing resolves it).
 void run_hiro_profile(const ProfileCli& c) {
   std::vector<std::string> sets{"env=" + c.env, "device=" + c.device};
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
   const hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
-  learner::set_torch_threads();
+  learner::set_torch_threads(hiro::hiro_torch_threads(t.learner));  // as the wing has the driver set them
   learner::keep_freed_memory();
   hiro::HiroLearner learner(t.learner);
   bench::fill_replays(learner, hiro_actor_options_from(cfg), t.initial_steps);
@@ -68,6 +96,7 @@ void run_hiro_profile(const ProfileCli& c) {
 
   learner::PhaseProfiler profiler;
   profiler.set_device_sync(bench::hiro_device_sync(learner));
+  learner.arena().reset_busy();  // the replay fill ran none of the counted phases; start clean
   for (int s = 1; s <= c.steps; ++s) {
     learner.update_low(/*read_losses=*/true, &profiler);
     if (s % static_cast<int>(t.high_every) == 0) learner.update_high(/*read_losses=*/true, &profiler);
@@ -78,10 +107,15 @@ void run_hiro_profile(const ProfileCli& c) {
     }
   }
   profiler.write_chrome_trace(c.trace);
-  std::printf("profile learner: hiro, %d low / %d high updates, env %s (%s), device %s, B=%d hidden=%d, relabel %s\n%s",
-              c.steps, c.steps / static_cast<int>(t.high_every), t.env.c_str(),
-              hiro::goal_space_name(t.learner.goal_space.kind), device_line(dev).c_str(), t.learner.batch_size,
-              t.learner.hidden, t.learner.relabel.c_str(), profiler.summary_table().c_str());
+  std::printf(
+      "profile learner: hiro, %d low / %d high updates, env %s (%s), device %s, B=%d hidden=%d, relabel %s, %d "
+      "learner thread%s\n%s",
+      c.steps, c.steps / static_cast<int>(t.high_every), t.env.c_str(),
+      hiro::goal_space_name(t.learner.goal_space.kind), device_line(dev).c_str(), t.learner.batch_size,
+      t.learner.hidden, t.learner.relabel.c_str(), t.learner.threads, t.learner.threads == 1 ? "" : "s",
+      profiler.summary_table().c_str());
+  std::printf("per thread (the fused kernel's tasks; busy%% of the phase's wall time):\n%s",
+              hiro_thread_table(learner, profiler).c_str());
   std::printf("trace: %s (open in Perfetto or chrome://tracing)\n", c.trace.c_str());
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -17,9 +18,9 @@
 #include "bench/forked_rates.h"
 #include "common/hiro/transition_record.h"
 #include "learner/cuda_support.h"
+#include "learner/hiro/hiro_ops.h"
 #include "learner/profile.h"
 #include "learner/td3/fifo_replay.h"
-#include "learner/hiro/hiro_ops.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::bench {
@@ -360,25 +361,34 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
 
 HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options) {
   const int saved_threads = torch::get_num_threads();
-  torch::set_num_threads(1);
+  // Each side on options.learner.threads threads: ours on its arena (torch as the wing sets
+  // it), the plain one on torch's intra-op threads.
+  const int ours_torch = hiro::hiro_torch_threads(options.learner);
+  const int plain_torch = options.learner.threads;
   HiroLearnerBenchResult r;
   {
+    torch::set_num_threads(ours_torch);
     hiro::HiroLearner ours(options.learner);
     const torch::Device device = ours.low_agent().device();
     r.device = device.str();
+    r.threads = ours.arena().threads();
     const std::function<void()> sync = hiro_device_sync(ours);
     fill_replays(ours, options.actor, options.data_steps);
     torch::manual_seed(options.learner.seed);
-    PlainHiro plain(ours, device, sync);
+    std::optional<PlainHiro> plain;
+    if (options.plain) plain.emplace(ours, device, sync);
 
     learner::PhaseProfiler profiler;
     profiler.set_device_sync(sync);
     double plain_relabel_s = 0;
     for (int i = 0; i < options.warmup_updates; ++i) {
+      torch::set_num_threads(ours_torch);
       ours.update_low();
       ours.update_high(/*read_losses=*/true, &profiler);
-      plain.update_low();
-      plain.update_high(&plain_relabel_s);
+      if (!plain) continue;
+      torch::set_num_threads(plain_torch);
+      plain->update_low();
+      plain->update_high(&plain_relabel_s);
     }
     profiler.reset();
     plain_relabel_s = 0;
@@ -388,28 +398,34 @@ HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options
     double ours_low_s = 0, ours_high_s = 0, plain_low_s = 0, plain_high_s = 0;
     for (int round = 0; round < rounds; ++round) {
       // Ours as the wing runs it (losses read back after every update), then the plain one.
+      torch::set_num_threads(ours_torch);
       run_for(
           slice, [&] { ours.update_low(); }, &r.ours.low_updates, &ours_low_s);
       run_for(
-          slice, [&] { plain.update_low(); }, &r.plain.low_updates, &plain_low_s);
-      run_for(
           slice, [&] { ours.update_high(/*read_losses=*/true, &profiler); }, &r.ours.high_updates, &ours_high_s);
+      if (!plain) continue;
+      torch::set_num_threads(plain_torch);
       run_for(
-          slice, [&] { plain.update_high(&plain_relabel_s); }, &r.plain.high_updates, &plain_high_s);
+          slice, [&] { plain->update_low(); }, &r.plain.low_updates, &plain_low_s);
+      run_for(
+          slice, [&] { plain->update_high(&plain_relabel_s); }, &r.plain.high_updates, &plain_high_s);
     }
     double ours_relabel_s = 0;
     for (const learner::PhaseSummary& p : profiler.summary())
       if (p.phase == learner::Phase::kRelabel) ours_relabel_s = p.total_s;
     const auto fill = [](Td3Timing& t, double low_s, double high_s, double relabel_s) {
+      if (t.low_updates == 0 || t.high_updates == 0) return;
       t.low_ms = 1e3 * low_s / static_cast<double>(t.low_updates);
       t.relabel_ms = 1e3 * relabel_s / static_cast<double>(t.high_updates);
       t.high_ms = 1e3 * high_s / static_cast<double>(t.high_updates) - t.relabel_ms;
     };
     fill(r.ours, ours_low_s, ours_high_s, ours_relabel_s);
-    fill(r.plain, plain_low_s, plain_high_s, plain_relabel_s);
     r.ours_env_steps_per_s = 1e3 / r.ours.ms_per_env_step(options.high_every);
-    r.plain_env_steps_per_s = 1e3 / r.plain.ms_per_env_step(options.high_every);
-    r.ratio = r.ours_env_steps_per_s / r.plain_env_steps_per_s;
+    if (plain) {
+      fill(r.plain, plain_low_s, plain_high_s, plain_relabel_s);
+      r.plain_env_steps_per_s = 1e3 / r.plain.ms_per_env_step(options.high_every);
+      r.ratio = r.ours_env_steps_per_s / r.plain_env_steps_per_s;
+    }
   }
   torch::set_num_threads(saved_threads);
   return r;

@@ -9,11 +9,13 @@
 // * hiro_actor_only_steps_per_s() forks `n` processes that each run the collector loop with
 //   fixed weights into a sink that discards the records (no learner, no rings).
 // * bench_hiro_learner() times, in one process and interleaved in rounds, HiroLearner's low
-//   and high updates (relabelling timed apart through the phase profiler) and a plain LibTorch
-//   TD3 written with torch::nn::Linear and torch::optim::Adam (eager, same shapes, same replay
-//   rows, the same sample-gather-copy per update). It sets torch to 1 intra-op thread for its
-//   duration (restored afterwards). One env step of work = 1 low update + 1/high_every high
-//   update + 1/high_every relabel pass.
+//   and high updates (relabelling timed apart through the phase profiler) and, unless asked
+//   not to, a plain LibTorch TD3 written with torch::nn::Linear and torch::optim::Adam (eager,
+//   same shapes, same replay rows, the same sample-gather-copy per update). Both sides get
+//   learner.threads threads: ours on its arena with torch's intra-op threads as the wing sets
+//   them (hiro_torch_threads), the plain one on torch's intra-op threads; the previous count
+//   comes back afterwards. One env step of work = 1 low update + 1/high_every high update +
+//   1/high_every relabel pass.
 // * hiro_flops() counts the multiply-adds of the linear layers from the shapes (2 FLOP each;
 //   a trained pass = forward + input gradient + weight gradient = 3 x forward; elementwise
 //   ops and Adam are left out). gemm_peak_flops() is the best of `reps` fp32 torch::mm of
@@ -48,13 +50,14 @@ double hiro_actor_only_steps_per_s(const actors::HiroActorOptions& ao, const std
                                    std::uint32_t n, double seconds);
 
 struct HiroLearnerBenchOptions {
-  hiro::HiroOptions learner;         // shapes, hyperparameters, device, seed
+  hiro::HiroOptions learner;        // shapes, hyperparameters, device, seed
   actors::HiroActorOptions actor;   // the collector that makes the replay data
   std::uint64_t data_steps = 2500;  // env steps of replay data (§3's initial collection)
   std::uint32_t high_every = 10;    // env steps per high-level update (§3)
   double seconds = 4.0;             // per side (ours / plain), split over rounds and levels
   int rounds = 2;                   // alternating ours / plain, to share background drift
   int warmup_updates = 3;           // per level and side, untimed
+  bool plain = true;                // time the plain LibTorch side too
 };
 
 /// Milliseconds per update of one side.
@@ -73,8 +76,9 @@ struct HiroLearnerBenchResult {
   Td3Timing ours, plain;
   double ours_env_steps_per_s = 0;  // 1000 / ours.ms_per_env_step
   double plain_env_steps_per_s = 0;
-  double ratio = 0;  // ours / plain env-step equivalents per second
+  double ratio = 0;  // ours / plain env-step equivalents per second (0 without the plain side)
   std::string device;
+  int threads = 1;  // the learner's (its arena's)
 };
 
 HiroLearnerBenchResult bench_hiro_learner(const HiroLearnerBenchOptions& options);

@@ -15,6 +15,7 @@
 #include "common/run_segment.h"
 #include "common/seeds.h"
 #include "learner/td3/fifo_replay.h"
+#include "learner/threads.h"
 
 namespace ringrl::hiro {
 namespace {
@@ -39,7 +40,11 @@ struct QueuedStep {
 
 class HiroAlgorithm final : public Algorithm {
  public:
-  explicit HiroAlgorithm(const HiroTrainOptions& o) : o_(o), stream_base_(o.actors, 0), received_(o.actors, 0) {}
+  explicit HiroAlgorithm(const HiroTrainOptions& o)
+      : o_(o),
+        threads_(static_cast<int>(hiro_learner_threads(o.learner_threads, o.actors))),
+        stream_base_(o.actors, 0),
+        received_(o.actors, 0) {}
 
   // --- identity and sizing
   std::string name() const override { return "hiro"; }
@@ -73,6 +78,7 @@ class HiroAlgorithm final : public Algorithm {
     rep_ = rep;
     HiroOptions lo = o_.learner;
     lo.seed = repetition_seed(o_.learner.seed, rep);  // each repetition: a fresh model
+    lo.threads = threads_;
     learner_.reset();
     learner_ = std::make_unique<HiroLearner>(lo);
     steps_ = low_ = high_ = 0;
@@ -321,6 +327,7 @@ class HiroAlgorithm final : public Algorithm {
   }
 
   const HiroTrainOptions& o_;
+  int threads_;  // the learner's threads, learner_threads resolved
   std::unique_ptr<HiroLearner> learner_;
   std::deque<QueuedStep> queue_;          // env steps waiting for the rate limiter (FIFO)
   std::vector<std::uint64_t> per_actor_;  // env steps taken per collector
@@ -345,6 +352,13 @@ class HiroAlgorithm final : public Algorithm {
 
 }  // namespace
 
+std::uint32_t hiro_learner_threads(std::uint32_t requested, std::uint32_t collectors) {
+  if (requested > 0) return requested;
+  const auto cpus = static_cast<std::uint32_t>(learner::available_cpus());
+  const std::uint32_t free = cpus > collectors ? cpus - collectors : 1u;
+  return std::clamp(std::max(free, std::min(cpus, 2u)), 1u, kMaxAutoLearnerThreads);
+}
+
 void HiroTrainOptions::validate() const {
   RunSettings::validate();
   learner.validate();
@@ -352,6 +366,8 @@ void HiroTrainOptions::validate() const {
     throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors - 1));
   if (high_every < 1) throw UsageError(fmt::format("high_every {}: expected >= 1", high_every));
   if (publish_every < 1) throw UsageError(fmt::format("publish_every {}: expected >= 1", publish_every));
+  if (learner_threads > static_cast<std::uint32_t>(td3::kMaxTaskThreads))
+    throw UsageError(fmt::format("learner_threads {}: expected 0 (auto) to {}", learner_threads, td3::kMaxTaskThreads));
   if (throttle_slack < 1) throw UsageError(fmt::format("throttle_slack {}: expected >= 1", throttle_slack));
   if (eval && eval_every < 1) throw UsageError("eval_every 0: expected >= 1 (or eval=false)");
   if (eval && eval_episodes < 1) throw UsageError("eval_episodes 0: expected >= 1");
@@ -369,6 +385,9 @@ learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
   d.actors = o.actors + (o.eval ? 1 : 0);
   d.max_budget = o.max_env_steps;
   d.seed = o.learner.seed;
+  HiroOptions lo = o.learner;
+  lo.threads = static_cast<int>(hiro_learner_threads(o.learner_threads, o.actors));
+  d.learner_threads = static_cast<std::uint32_t>(hiro_torch_threads(lo));
   d.identity = {{"env", o.env},
                 {"goal_space", hiro::goal_space_name(o.learner.goal_space.kind)},
                 {"targets", o.targets},

@@ -76,6 +76,7 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   t.kernel = td3::parse_td3_kernel(o.td3_kernel);
   t.adam_form = td3::parse_adam_form(o.adam_form);
   t.actor_zero_grad_steps = o.actor_zero_grad_steps;
+  t.threads = o.threads;
   return t;
 }
 
@@ -111,6 +112,9 @@ void HiroOptions::validate() const {
   if (meta_period < 1) throw UsageError("hiro: meta_period must be >= 1, got " + std::to_string(meta_period));
   if (batch_size < 1) throw UsageError("hiro: batch_size must be >= 1, got " + std::to_string(batch_size));
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
+  if (threads < 1 || threads > td3::kMaxTaskThreads)
+    throw UsageError("hiro: threads must be in [1, " + std::to_string(td3::kMaxTaskThreads) + "], got " +
+                     std::to_string(threads));
   (void)parse_relabel_strategy(relabel);
   (void)td3::parse_td3_kernel(td3_kernel);
   (void)td3::parse_adam_form(adam_form);
@@ -120,6 +124,13 @@ void HiroOptions::validate() const {
     if (d > hiro::kMaxRecordDim)
       throw UsageError("hiro: dimension " + std::to_string(d) + " exceeds what the records carry (at most " +
                        std::to_string(hiro::kMaxRecordDim) + ")");
+}
+
+int hiro_torch_threads(const HiroOptions& o) {
+  const td3::Td3Kernel kernel = td3::parse_td3_kernel(o.td3_kernel);
+  const bool fused =
+      kernel == td3::Td3Kernel::kFused || (kernel == td3::Td3Kernel::kAuto && resolve_device(o.device).is_cpu());
+  return fused ? 1 : o.threads;
 }
 
 HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind,
@@ -177,8 +188,9 @@ struct HiroLearner::Impl {
   explicit Impl(const HiroOptions& o)
       : options((o.validate(), o)),
         device(resolve_device(o.device)),
-        low(agent_options(o, true), device),
-        high(agent_options(o, false), device),
+        arena(std::make_shared<td3::TaskArena>(o.threads)),
+        low(agent_options(o, true), device, arena),
+        high(agent_options(o, false), device, arena),
         low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
         high_replay(o.replay_capacity, hiro::MetaTransitionLayout(o.meta_transition_dims()).floats()),
         relabeller(parse_relabel_strategy(o.relabel), o.goal_space, o.action_low, o.action_high, device),
@@ -203,6 +215,7 @@ struct HiroLearner::Impl {
 
   HiroOptions options;
   torch::Device device;
+  std::shared_ptr<td3::TaskArena> arena;  // both agents' and the relabel pass's threads
   Td3Agent low;
   Td3Agent high;
   FifoReplay low_replay;
@@ -221,6 +234,7 @@ Td3Agent& HiroLearner::low_agent() noexcept { return impl_->low; }
 Td3Agent& HiroLearner::high_agent() noexcept { return impl_->high; }
 const FifoReplay& HiroLearner::low_replay() const noexcept { return impl_->low_replay; }
 const FifoReplay& HiroLearner::high_replay() const noexcept { return impl_->high_replay; }
+td3::TaskArena& HiroLearner::arena() noexcept { return *impl_->arena; }
 
 bool HiroLearner::add_transition(const std::byte* data, std::uint32_t bytes, std::string* error) {
   hiro::TransitionView view;
@@ -266,6 +280,7 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
   {
     // Scored with the online low-level actor (act()), not its target (§9.1).
     auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
+    m.arena->set_phase(learner::Phase::kRelabel);
     Td3Agent& low = m.low;
     hb.td3.a = m.relabeller
                    .relabel(

@@ -29,6 +29,10 @@
 //   on the host (pinned on CUDA) and copied to the device. Either way the host replay draws
 //   the rows, so the batches are the same. One thread uses an instance;
 //   options are validated at construction (UsageError). Torch stays out of this header.
+// * Threads: both agents' fused kernels and the relabel pass (the low actor over the
+//   B x K x c candidate rows, in row chunks) run on one TaskArena of `threads` threads
+//   (learner/td3/task_arena.h); the results do not depend on the count. arena() gives its
+//   busy time per thread and phase (relabel, critic, actor, target).
 #pragma once
 
 #include <cstddef>
@@ -43,6 +47,7 @@
 #include "common/hiro/transition_record.h"
 #include "learner/profile.h"
 #include "learner/td3/defaults.h"
+#include "learner/td3/task_arena.h"
 
 namespace ringrl::envs::maze {
 struct MazeEnvOptions;
@@ -79,6 +84,7 @@ struct HiroOptions {
   std::string device_replay = "auto";                         // auto (on with CUDA) | on | off
   std::string adam_form = "tf";                               // tf (the reference) | torch (td3.h)
   bool actor_zero_grad_steps = false;                         // the reference's off-step Adam steps (§5)
+  int threads = 1;  // the fused kernels' and the relabel pass's threads (the wing: learner_threads)
   std::uint64_t seed = 0;
 
   int action_dim() const noexcept { return static_cast<int>(action_low.size()); }
@@ -110,6 +116,11 @@ HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind k
                               const envs::maze::MazeEnvOptions& env_options);
 HiroOptions make_hiro_options(const std::string& env_name, hiro::GoalSpaceKind kind);
 
+/// Torch's intra-op threads for a learner process running HiroLearner(options): 1 where the
+/// fused kernel runs (its arena holds the threads; torch's own pool would only spin against
+/// it on the few small ops left), options.threads where the eager kernel does.
+int hiro_torch_threads(const HiroOptions& options);
+
 /// What one update did (losses read back to the host).
 struct HiroUpdateStats {
   double critic_loss = 0.0;
@@ -140,6 +151,8 @@ class HiroLearner {
   td3::Td3Agent& high_agent() noexcept;
   const td3::FifoReplay& low_replay() const noexcept;
   const td3::FifoReplay& high_replay() const noexcept;
+  /// The threads both levels' updates and the relabel pass run on.
+  td3::TaskArena& arena() noexcept;
 
   /// Bytes of the actor-nets channel blob (header included).
   std::size_t blob_bytes() const;

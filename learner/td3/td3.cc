@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "common/errors.h"
 #include "learner/td3/td3_fused.h"
@@ -181,6 +182,9 @@ void Td3Options::validate() const {
   if (!(tau >= 0.0 && tau <= 1.0)) throw UsageError("td3: tau must be in [0, 1], got " + std::to_string(tau));
   if (!(gamma >= 0.0 && gamma <= 1.0)) throw UsageError("td3: gamma must be in [0, 1], got " + std::to_string(gamma));
   if (update_period < 1) throw UsageError("td3: update_period must be >= 1, got " + std::to_string(update_period));
+  if (threads < 1 || threads > kMaxTaskThreads)
+    throw UsageError("td3: threads must be in [1, " + std::to_string(kMaxTaskThreads) + "], got " +
+                     std::to_string(threads));
   if (!(target_noise >= 0.0)) throw UsageError("td3: target_noise must be >= 0, got " + std::to_string(target_noise));
   if (!(target_noise_clip >= 0.0))
     throw UsageError("td3: target_noise_clip must be >= 0, got " + std::to_string(target_noise_clip));
@@ -221,9 +225,10 @@ torch::Tensor huber(const torch::Tensor& diff) {
   return torch::where(ad <= kHuberDelta, 0.5 * diff * diff, kHuberDelta * (ad - 0.5 * kHuberDelta));
 }
 
-Td3Agent::Td3Agent(const Td3Options& options, torch::Device device)
-    : options_(options), device_(device), rng_(options.seed) {
+Td3Agent::Td3Agent(const Td3Options& options, torch::Device device, std::shared_ptr<TaskArena> arena)
+    : options_(options), device_(device), rng_(options.seed), arena_(std::move(arena)) {
   options_.validate();
+  if (!arena_) arena_ = std::make_shared<TaskArena>(options_.threads);
   const Td3Shape& s = options_.shape;
   actor_ = Actor(s);
   critic1_ = Critic(s);
@@ -253,7 +258,7 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device)
     throw UsageError("td3: the fused kernel runs on the CPU only, not on " + device_.str() + " (use auto or eager)");
   if (options_.kernel == Td3Kernel::kFused || (options_.kernel == Td3Kernel::kAuto && device_.is_cpu())) {
     fused_ = std::make_unique<FusedTd3>(options_, actor_, critic1_, critic2_, actor_target_, critic1_target_,
-                                        critic2_target_);
+                                        critic2_target_, *arena_);
     return;
   }
   const auto adam = [](double lr) {
@@ -305,19 +310,23 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
     torch::NoGradGuard no_grad;
     {
       auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
+      arena_->set_phase(learner::Phase::kCritic);
       const auto e = eps.defined() ? eps.to(torch::kCPU, torch::kFloat) : draw_normal(batch.x.size(0));
       stats.critic_loss = torch::scalar_tensor(fused_->critic_step(batch, e));
     }
     if (counter_ % options_.update_period == 0) {
       {
         auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+        arena_->set_phase(learner::Phase::kActor);
         stats.actor_loss = torch::scalar_tensor(fused_->actor_step(batch.x));
       }
       auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
+      arena_->set_phase(learner::Phase::kTarget);
       fused_->soft_update();
       stats.actor_step = true;
     } else if (options_.actor_zero_grad_steps) {
       auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
+      arena_->set_phase(learner::Phase::kActor);
       fused_->actor_zero_grad_step();
     }
     ++counter_;

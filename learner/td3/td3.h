@@ -36,8 +36,13 @@
 //   the TF form); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
 //   parameter tensors (CPU only); kAuto picks kFused on the CPU and kEager elsewhere. Both
 //   follow the contract above and share the checkpoint layout.
+// * Threads: the fused kernel runs its tasks on a TaskArena (learner/td3/task_arena.h) of
+//   `threads` threads, its own or one given at construction (HiroLearner gives both levels
+//   one); the results do not depend on the count. The eager kernel runs on torch's intra-op
+//   threads (process-wide; the run driver sets them to learner_threads).
 // * Profiling: with a PhaseProfiler (learner/profile.h), update() records its phases critic,
-//   actor and target; null (the default) records nothing.
+//   actor and target; null (the default) records nothing. The arena's busy time per thread
+//   counts under the same phases (update() sets them; act() counts under the caller's).
 // * One thread uses an instance. Options are validated once (UsageError).
 #pragma once
 
@@ -52,6 +57,7 @@
 #include "learner/profile.h"
 #include "learner/td3/defaults.h"
 #include "learner/td3/rng.h"
+#include "learner/td3/task_arena.h"
 
 namespace ringrl::td3 {
 
@@ -90,6 +96,7 @@ struct Td3Options {
   Td3Kernel kernel = Td3Kernel::kAuto;
   AdamForm adam_form = AdamForm::kTensorFlow;  // §3: TF's Adam
   bool actor_zero_grad_steps = false;          // §5 quirk: zero-gradient actor steps on off updates
+  int threads = 1;                             // the fused kernel's threads, 1 to kMaxTaskThreads
 
   /// Throws UsageError naming the first bad value.
   void validate() const;
@@ -148,7 +155,9 @@ struct AdamSnapshot {
 
 class Td3Agent {
  public:
-  Td3Agent(const Td3Options& options, torch::Device device);
+  /// `arena`: the threads of the fused kernel, shared with other agents; null = an arena of
+  /// options.threads of its own.
+  Td3Agent(const Td3Options& options, torch::Device device, std::shared_ptr<TaskArena> arena = nullptr);
   ~Td3Agent();
   Td3Agent(const Td3Agent&) = delete;
   Td3Agent& operator=(const Td3Agent&) = delete;
@@ -190,6 +199,8 @@ class Td3Agent {
   const Td3Options& options() const noexcept { return options_; }
   torch::Device device() const noexcept { return device_; }
   Td3Rng& rng() noexcept { return rng_; }
+  /// The fused kernel's threads (unused by the eager kernel).
+  TaskArena& arena() noexcept { return *arena_; }
 
   void save(ByteWriter& out) const;
   void load(ByteReader& in);
@@ -200,6 +211,7 @@ class Td3Agent {
   Td3Options options_;
   torch::Device device_;
   Td3Rng rng_;
+  std::shared_ptr<TaskArena> arena_;
   Actor actor_{nullptr}, actor_target_{nullptr};
   Critic critic1_{nullptr}, critic2_{nullptr}, critic1_target_{nullptr}, critic2_target_{nullptr};
   std::vector<torch::Tensor> critic_params_;                    // Q1 then Q2

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -11,8 +12,6 @@ namespace ringrl::td3 {
 
 namespace {
 
-// Rows of act() per chunk: a [chunk, 300] activation is 300 KB, so both stay in L2.
-constexpr std::int64_t kActChunkRows = 256;
 constexpr float kSmallestNormal = std::numeric_limits<float>::min();
 
 float* f32(const torch::Tensor& t) { return t.data_ptr<float>(); }
@@ -64,14 +63,18 @@ void relu_backward_in_place(torch::Tensor& d, const torch::Tensor& h) {
   fused_detail::relu_backward_rows(f32(d), d.stride(0), f32(h), h.stride(0), d.size(0), d.size(1));
 }
 
-// out[j] <- sum_i d[i, j] (a bias gradient).
-void column_sums(torch::Tensor& out, const torch::Tensor& d) {
+// out[j] <- sum_i d[i, j] (a bias gradient), rows summed in order.
+void column_sums(float* out, const torch::Tensor& d) {
   const std::int64_t rows = d.size(0), cols = d.size(1), ld = d.stride(0);
-  float* o = f32(out);
-  std::fill(o, o + cols, 0.0f);
+  std::fill(out, out + cols, 0.0f);
   const float* p = f32(d);
   for (std::int64_t i = 0; i < rows; ++i, p += ld)
-    for (std::int64_t j = 0; j < cols; ++j) o[j] += p[j];
+    for (std::int64_t j = 0; j < cols; ++j) out[j] += p[j];
+}
+
+// [first, end) of the j-th of `blocks` near-equal blocks of n.
+std::pair<std::int64_t, std::int64_t> block_range(int j, int blocks, std::int64_t n) {
+  return {n * j / blocks, n * (j + 1) / blocks};
 }
 
 // dst[:, :] <- src with the first `masked` columns 0 (ZERO_OBS), into a column slice of dst.
@@ -87,10 +90,6 @@ torch::Tensor zeros(std::int64_t rows, std::int64_t cols) { return torch::zeros(
 }  // namespace
 
 namespace fused_detail {
-
-struct AdamConstants {
-  float b1, b2, one_b1, one_b2, sqrt_bc2, eps, step_size;
-};
 
 // The elementwise loops that run over every weight once per update, compiled for AVX-512,
 // AVX2 and the baseline ISA; the loader picks the best the CPU has. (They are a large share
@@ -161,18 +160,21 @@ AdamState::AdamState(std::vector<torch::Tensor> params, double lr, AdamForm form
   }
 }
 
-void AdamState::step(const std::vector<torch::Tensor>& grads) {
+fused_detail::AdamConstants AdamState::begin_step() {
   ++step_;
-  const fused_detail::AdamConstants c = adam_constants(lr_, form_, step_);
-  for (std::size_t k = 0; k < params_.size(); ++k)
-    fused_detail::adam_loop(f32(params_[k]), f32(m_[k]), f32(v_[k]), f32(grads[k]), params_[k].numel(), c);
+  return adam_constants(lr_, form_, step_);
 }
 
-void AdamState::step_zero() {
-  ++step_;
-  const fused_detail::AdamConstants c = adam_constants(lr_, form_, step_);
-  for (std::size_t k = 0; k < params_.size(); ++k)
-    fused_detail::adam_zero_loop(f32(params_[k]), f32(m_[k]), f32(v_[k]), params_[k].numel(), c);
+void AdamState::apply(const fused_detail::AdamConstants& c, std::size_t k, std::int64_t begin, std::int64_t end,
+                      const float* grad) const {
+  float* p = f32(params_[k]) + begin;
+  float* m = f32(m_[k]) + begin;
+  float* v = f32(v_[k]) + begin;
+  if (grad != nullptr) {
+    fused_detail::adam_loop(p, m, v, grad, end - begin, c);
+  } else {
+    fused_detail::adam_zero_loop(p, m, v, end - begin, c);
+  }
 }
 
 AdamSnapshot AdamState::snapshot() const {
@@ -229,14 +231,41 @@ FusedTd3::Net FusedTd3::grads_like(const Net& n) {
   return Net{z(n.l1), z(n.l2), z(n.l3)};
 }
 
+FusedTd3::Chunks FusedTd3::chunks_of(const std::vector<torch::Tensor>& tensors) {
+  // The elements of all tensors end to end, cut into near-equal chunks of about kChunkFloats.
+  std::int64_t total = 0;
+  for (const auto& t : tensors) total += t.numel();
+  const std::int64_t count = std::max<std::int64_t>(1, (total + kChunkFloats / 2) / kChunkFloats);
+  Chunks out(static_cast<std::size_t>(count));
+  std::int64_t offset = 0;  // of tensor k's first element, end to end
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const std::int64_t n = tensors[k].numel();
+    for (std::int64_t c = 0; c < count; ++c) {
+      const std::int64_t begin = std::max(total * c / count, offset) - offset;
+      const std::int64_t end = std::min(total * (c + 1) / count, offset + n) - offset;
+      if (begin < end) out[static_cast<std::size_t>(c)].push_back(Piece{k, begin, end});
+    }
+    offset += n;
+  }
+  return out;
+}
+
+int FusedTd3::row_blocks(std::int64_t rows) noexcept {
+  int blocks = 1;
+  while (blocks * 2 <= kMaxRowBlocks && rows / (blocks * 2) >= kBlockRows) blocks *= 2;
+  return blocks;
+}
+
 FusedTd3::FusedTd3(const Td3Options& options, Actor& actor, Critic& q1, Critic& q2, Actor& actor_target,
-                   Critic& q1_target, Critic& q2_target)
+                   Critic& q1_target, Critic& q2_target, TaskArena& arena)
     : options_(options),
+      arena_(arena),
       in_(options.shape.input_dim),
       act_(options.shape.action_dim),
       h1_(options.shape.hidden1),
       h2_(options.shape.hidden2),
       masked_(options.shape.masked_inputs),
+      units_(std::max(1, std::min(options.shape.hidden1, options.shape.hidden2) / kUnitsPerBlock)),
       actor_(view_of(actor->fc1, actor->fc2, actor->out)),
       q1_(view_of(q1->fc1, q1->fc2, q1->out)),
       q2_(view_of(q2->fc1, q2->fc2, q2->out)),
@@ -261,6 +290,13 @@ FusedTd3::FusedTd3(const Td3Options& options, Actor& actor, Critic& q1, Critic& 
     mid_.push_back((options.shape.action_high[j] + options.shape.action_low[j]) / 2);
     half_.push_back((options.shape.action_high[j] - options.shape.action_low[j]) / 2);
   }
+  actor_chunks_ = chunks_of(actor_.tensors());
+  const std::pair<const Net*, const Net*> pairs[] = {{&actor_t_, &actor_}, {&q1_t_, &q1_}, {&q2_t_, &q2_}};
+  for (const auto& [target, online] : pairs) {
+    for (auto& t : target->tensors()) soft_dst_.push_back(t);
+    for (auto& t : online->tensors()) soft_src_.push_back(t);
+  }
+  soft_chunks_ = chunks_of(soft_dst_);
 }
 
 void FusedTd3::ensure_batch(std::int64_t rows) {
@@ -269,6 +305,7 @@ void FusedTd3::ensure_batch(std::int64_t rows) {
   in1_ = zeros(rows, in_ + act_);
   d_action_ = zeros(rows, act_);
   y_ = zeros(rows, 1);
+  huber_.assign(static_cast<std::size_t>(2 * rows), 0.0);
   for (CriticWork* w : {&w1_, &w2_}) {
     w->in2 = zeros(rows, h1_ + act_);
     w->h2 = zeros(rows, h2_);
@@ -285,6 +322,25 @@ void FusedTd3::ensure_batch(std::int64_t rows) {
   aw_.dz3 = zeros(rows, act_);
   aw_.dz2 = zeros(rows, h2_);
   aw_.dz1 = zeros(rows, h1_);
+  // The row cut: views of every buffer over each block's rows.
+  const int blocks = row_blocks(rows);
+  blocks_.assign(static_cast<std::size_t>(blocks), Block{});
+  for (int k = 0; k < blocks; ++k) {
+    const auto [first, end] = block_range(k, blocks, rows);
+    Block& bk = blocks_[static_cast<std::size_t>(k)];
+    bk.first = first;
+    bk.rows = end - first;
+    const auto rows_of = [&](const torch::Tensor& t) { return t.narrow(0, first, end - first); };
+    bk.in1 = rows_of(in1_);
+    bk.d_action = rows_of(d_action_);
+    const std::pair<CriticWork*, const CriticWork*> works[] = {{&bk.w1, &w1_}, {&bk.w2, &w2_}};
+    for (const auto& [dst, src] : works) {
+      *dst = CriticWork{rows_of(src->in2), rows_of(src->h2),  rows_of(src->q),
+                        rows_of(src->dq),  rows_of(src->dz2), rows_of(src->dz1)};
+    }
+    bk.aw = ActorWork{rows_of(aw_.xin), rows_of(aw_.h1),  rows_of(aw_.h2),  rows_of(aw_.t),
+                      rows_of(aw_.mu),  rows_of(aw_.dz3), rows_of(aw_.dz2), rows_of(aw_.dz1)};
+  }
 }
 
 void FusedTd3::critic_input(const torch::Tensor& x, const torch::Tensor& a, torch::Tensor& in1) const {
@@ -316,8 +372,7 @@ void FusedTd3::critic_forward(const Net& n, const torch::Tensor& in1, CriticWork
   linear(ws.q, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
 }
 
-void FusedTd3::critic_backward(const Net& n, const torch::Tensor& in1, CriticWork& ws, Net* g,
-                               torch::Tensor* d_action) const {
+void FusedTd3::critic_backward_rows(const Net& n, CriticWork& ws, torch::Tensor* d_action) const {
   const std::int64_t rows = ws.q.size(0);
   // dz2 = (dq . w3) masked by h2 > 0.
   {
@@ -331,18 +386,8 @@ void FusedTd3::critic_backward(const Net& n, const torch::Tensor& in1, CriticWor
         dz2[e] = h2[e] > 0.0f ? dq[i] * w3[j] : 0.0f;
       }
   }
-  if (g != nullptr) {
-    at::mm_out(g->l3.w, ws.dq.t(), ws.h2);
-    column_sums(g->l3.b, ws.dq);
-    at::mm_out(g->l2.w, ws.dz2.t(), ws.in2);
-    column_sums(g->l2.b, ws.dz2);
-  }
   at::mm_out(ws.dz1, ws.dz2, n.l2.w.narrow(1, 0, h1_));
   relu_backward_in_place(ws.dz1, ws.in2.narrow(1, 0, h1_));
-  if (g != nullptr) {
-    at::mm_out(g->l1.w, ws.dz1.t(), in1);
-    column_sums(g->l1.b, ws.dz1);
-  }
   if (d_action != nullptr) {
     // The action enters twice: at the first layer and after it.
     at::mm_out(*d_action, ws.dz2, n.l2.w.narrow(1, h1_, act_));
@@ -350,123 +395,177 @@ void FusedTd3::critic_backward(const Net& n, const torch::Tensor& in1, CriticWor
   }
 }
 
-float FusedTd3::critic_step(const Td3Batch& b, const torch::Tensor& eps) {
-  const std::int64_t rows = b.x.size(0);
-  ensure_batch(rows);
+void FusedTd3::weight_block(int j, const Net& n, Net& g, const torch::Tensor& d1, const torch::Tensor& in1,
+                            const torch::Tensor& d2, const torch::Tensor& in2, const torch::Tensor& d3,
+                            const torch::Tensor& in3, const AdamState& adam, std::size_t base,
+                            const fused_detail::AdamConstants& c) const {
+  // Layer l, units [u0, u1): rows u0.. of its weight gradient = d_l[:, u0:u1]^T in_l, its bias
+  // entries the column sums; then Adam on exactly those rows and entries.
+  const auto layer = [&](const Layer& w, Layer& gl, const torch::Tensor& d, const torch::Tensor& in, std::int64_t u0,
+                         std::int64_t u1, std::size_t k) {
+    if (u1 <= u0) return;
+    auto gw = gl.w.narrow(0, u0, u1 - u0);
+    at::mm_out(gw, d.narrow(1, u0, u1 - u0).t(), in);
+    column_sums(f32(gl.b) + u0, d.narrow(1, u0, u1 - u0));
+    const std::int64_t cols = w.w.size(1);
+    adam.apply(c, base + k, u0 * cols, u1 * cols, f32(gw));
+    adam.apply(c, base + k + 1, u0, u1, f32(gl.b) + u0);
+  };
+  const auto [a0, a1] = block_range(j, units_, h1_);
+  const auto [b0, b1] = block_range(j, units_, h2_);
+  layer(n.l1, g.l1, d1, in1, a0, a1, 0);
+  layer(n.l2, g.l2, d2, in2, b0, b1, 2);
+  if (j == 0) layer(n.l3, g.l3, d3, in3, 0, n.l3.w.size(0), 4);
+}
+
+void FusedTd3::critic_rows(Block& bk, const Td3Batch& b, const float* eps, const float* r) {
+  const std::int64_t first = bk.first, rows = bk.rows;
+  const auto mine = [&](const torch::Tensor& t) { return t.narrow(0, first, rows); };
   // Target: a' = mu_targ(x') + clip(sigma eps, -c, c), not clipped to the box.
-  copy_masked(f32(aw_.xin), in_, b.x_next, masked_);
-  actor_forward(actor_t_, aw_);
+  copy_masked(f32(bk.aw.xin), in_, mine(b.x_next), masked_);
+  actor_forward(actor_t_, bk.aw);
   {
-    const auto e = eps.contiguous();
-    const float* pe = f32(e);
-    float* mu = f32(aw_.mu);
+    const float* pe = eps + first * act_;
+    float* mu = f32(bk.aw.mu);
     const float sigma = static_cast<float>(options_.target_noise);
     const float clip = static_cast<float>(options_.target_noise_clip);
     for (std::int64_t i = 0; i < rows * act_; ++i) mu[i] += std::clamp(sigma * pe[i], -clip, clip);
   }
-  critic_input(b.x_next, aw_.mu, in1_);
-  critic_forward(q1_t_, in1_, w1_);
-  critic_forward(q2_t_, in1_, w2_);
+  critic_input(mine(b.x_next), bk.aw.mu, bk.in1);
+  critic_forward(q1_t_, bk.in1, bk.w1);
+  critic_forward(q2_t_, bk.in1, bk.w2);
+  float* y = f32(y_) + first;
   {
-    const auto r = b.r.contiguous();
-    const float* pr = f32(r);
-    const float* q1 = f32(w1_.q);
-    const float* q2 = f32(w2_.q);
-    float* y = f32(y_);
+    const float* q1 = f32(bk.w1.q);
+    const float* q2 = f32(bk.w2.q);
     const float gamma = static_cast<float>(options_.gamma);
-    for (std::int64_t i = 0; i < rows; ++i) y[i] = pr[i] + gamma * std::min(q1[i], q2[i]);
+    for (std::int64_t i = 0; i < rows; ++i) y[i] = r[first + i] + gamma * std::min(q1[i], q2[i]);
   }
-  // Online critics, the mean Huber loss over the 2B terms and its gradient.
-  critic_input(b.x, b.a, in1_);
-  critic_forward(q1_, in1_, w1_);
-  critic_forward(q2_, in1_, w2_);
-  double loss = 0.0;
-  const float scale = 1.0f / static_cast<float>(2 * rows);
-  for (CriticWork* w : {&w1_, &w2_}) {
-    const float* q = f32(w->q);
-    const float* y = f32(y_);
-    float* dq = f32(w->dq);
+  // Online critics, the Huber terms of the loss and their gradient.
+  critic_input(mine(b.x), mine(b.a), bk.in1);
+  critic_forward(q1_, bk.in1, bk.w1);
+  critic_forward(q2_, bk.in1, bk.w2);
+  const float scale = 1.0f / static_cast<float>(2 * rows_);
+  for (int c = 0; c < 2; ++c) {
+    CriticWork& w = c == 0 ? bk.w1 : bk.w2;
+    const float* q = f32(w.q);
+    float* dq = f32(w.dq);
+    double* terms = huber_.data() + c * rows_ + first;
     for (std::int64_t i = 0; i < rows; ++i) {
       const float d = q[i] - y[i];
       const float ad = std::fabs(d);
-      loss += ad <= kHuberDelta ? 0.5 * d * d : kHuberDelta * (ad - 0.5 * kHuberDelta);
+      terms[i] = ad <= kHuberDelta ? 0.5 * d * d : kHuberDelta * (ad - 0.5 * kHuberDelta);
       dq[i] = std::clamp(d, static_cast<float>(-kHuberDelta), static_cast<float>(kHuberDelta)) * scale;
     }
   }
-  critic_backward(q1_, in1_, w1_, &q1_g_, nullptr);
-  critic_backward(q2_, in1_, w2_, &q2_g_, nullptr);
-  auto grads = q1_g_.tensors();
-  for (auto& t : q2_g_.tensors()) grads.push_back(t);
-  critic_adam_.step(grads);
+  critic_backward_rows(q1_, bk.w1, nullptr);
+  critic_backward_rows(q2_, bk.w2, nullptr);
+}
+
+float FusedTd3::critic_step(const Td3Batch& b, const torch::Tensor& eps) {
+  const std::int64_t rows = b.x.size(0);
+  ensure_batch(rows);
+  const auto e = eps.contiguous();
+  const auto r = b.r.contiguous();
+  // The rows, then the weight gradients and Adam by (critic, unit block).
+  arena_.run(static_cast<int>(blocks_.size()),
+             [&](int k, int /*slot*/) { critic_rows(blocks_[static_cast<std::size_t>(k)], b, f32(e), f32(r)); });
+  const fused_detail::AdamConstants c = critic_adam_.begin_step();
+  arena_.run(2 * units_, [&](int task, int /*slot*/) {
+    const int critic = task / units_;
+    const Net& n = critic == 0 ? q1_ : q2_;
+    Net& g = critic == 0 ? q1_g_ : q2_g_;
+    const CriticWork& w = critic == 0 ? w1_ : w2_;
+    weight_block(task % units_, n, g, w.dz1, in1_, w.dz2, w.in2, w.dq, w.h2, critic_adam_,
+                 /*base=*/static_cast<std::size_t>(6 * critic), c);
+  });
+  // The mean over the 2B terms, summed in row order (critic 1, then critic 2).
+  double loss = 0.0;
+  for (const double t : huber_) loss += t;
   return static_cast<float>(loss / static_cast<double>(2 * rows));
 }
 
-float FusedTd3::actor_step(const torch::Tensor& x) {
-  const std::int64_t rows = x.size(0);
-  ensure_batch(rows);
-  copy_masked(f32(aw_.xin), in_, x, masked_);
-  actor_forward(actor_, aw_);
-  critic_input(x, aw_.mu, in1_);
-  critic_forward(q1_, in1_, w1_);
-  double loss = 0.0;
+void FusedTd3::actor_rows(Block& bk, const torch::Tensor& x) {
+  const std::int64_t first = bk.first, rows = bk.rows;
+  const auto xs = x.narrow(0, first, rows);
+  copy_masked(f32(bk.aw.xin), in_, xs, masked_);
+  actor_forward(actor_, bk.aw);
+  critic_input(xs, bk.aw.mu, bk.in1);
+  critic_forward(q1_, bk.in1, bk.w1);
   {
-    const float* q = f32(w1_.q);
-    float* dq = f32(w1_.dq);
-    const float g = -1.0f / static_cast<float>(rows);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      loss -= q[i];
-      dq[i] = g;
-    }
+    float* dq = f32(bk.w1.dq);
+    const float g = -1.0f / static_cast<float>(rows_);
+    for (std::int64_t i = 0; i < rows; ++i) dq[i] = g;
   }
-  critic_backward(q1_, in1_, w1_, nullptr, &d_action_);
+  critic_backward_rows(q1_, bk.w1, &bk.d_action);
   // Through mid + half * tanh(z3), then the actor's layers.
   {
-    const float* da = f32(d_action_);
-    const float* t = f32(aw_.t);
-    float* dz3 = f32(aw_.dz3);
+    const float* da = f32(bk.d_action);
+    const float* t = f32(bk.aw.t);
+    float* dz3 = f32(bk.aw.dz3);
     for (std::int64_t i = 0; i < rows; ++i)
       for (int j = 0; j < act_; ++j) {
         const std::int64_t e = i * act_ + j;
         dz3[e] = da[e] * half_[j] * (1.0f - t[e] * t[e]);
       }
   }
-  at::mm_out(actor_g_.l3.w, aw_.dz3.t(), aw_.h2);
-  column_sums(actor_g_.l3.b, aw_.dz3);
-  at::mm_out(aw_.dz2, aw_.dz3, actor_.l3.w);
-  relu_backward_in_place(aw_.dz2, aw_.h2);
-  at::mm_out(actor_g_.l2.w, aw_.dz2.t(), aw_.h1);
-  column_sums(actor_g_.l2.b, aw_.dz2);
-  at::mm_out(aw_.dz1, aw_.dz2, actor_.l2.w);
-  relu_backward_in_place(aw_.dz1, aw_.h1);
-  at::mm_out(actor_g_.l1.w, aw_.dz1.t(), aw_.xin);
-  column_sums(actor_g_.l1.b, aw_.dz1);
-  actor_adam_.step(actor_g_.tensors());
+  at::mm_out(bk.aw.dz2, bk.aw.dz3, actor_.l3.w);
+  relu_backward_in_place(bk.aw.dz2, bk.aw.h2);
+  at::mm_out(bk.aw.dz1, bk.aw.dz2, actor_.l2.w);
+  relu_backward_in_place(bk.aw.dz1, bk.aw.h1);
+}
+
+float FusedTd3::actor_step(const torch::Tensor& x) {
+  const std::int64_t rows = x.size(0);
+  ensure_batch(rows);
+  arena_.run(static_cast<int>(blocks_.size()),
+             [&](int k, int /*slot*/) { actor_rows(blocks_[static_cast<std::size_t>(k)], x); });
+  const fused_detail::AdamConstants c = actor_adam_.begin_step();
+  arena_.run(units_, [&](int j, int /*slot*/) {
+    weight_block(j, actor_, actor_g_, aw_.dz1, aw_.xin, aw_.dz2, aw_.h1, aw_.dz3, aw_.h2, actor_adam_, /*base=*/0, c);
+  });
+  double loss = 0.0;
+  const float* q = f32(w1_.q);
+  for (std::int64_t i = 0; i < rows; ++i) loss -= q[i];
   return static_cast<float>(loss / static_cast<double>(rows));
+}
+
+void FusedTd3::actor_zero_grad_step() {
+  const fused_detail::AdamConstants c = actor_adam_.begin_step();
+  arena_.run(static_cast<int>(actor_chunks_.size()), [&](int task, int /*slot*/) {
+    for (const Piece& p : actor_chunks_[static_cast<std::size_t>(task)])
+      actor_adam_.apply(c, p.k, p.begin, p.end, /*grad=*/nullptr);
+  });
 }
 
 void FusedTd3::soft_update() {
   const float tau = static_cast<float>(options_.tau);
   const float keep = static_cast<float>(1.0 - options_.tau);
-  const std::pair<const Net*, const Net*> pairs[] = {{&actor_t_, &actor_}, {&q1_t_, &q1_}, {&q2_t_, &q2_}};
-  for (const auto& [target, online] : pairs) {
-    const auto dst = target->tensors();
-    const auto src = online->tensors();
-    for (std::size_t k = 0; k < dst.size(); ++k)
-      fused_detail::soft_update_loop(f32(dst[k]), f32(src[k]), dst[k].numel(), keep, tau);
-  }
+  arena_.run(static_cast<int>(soft_chunks_.size()), [&](int task, int /*slot*/) {
+    for (const Piece& p : soft_chunks_[static_cast<std::size_t>(task)])
+      fused_detail::soft_update_loop(f32(soft_dst_[p.k]) + p.begin, f32(soft_src_[p.k]) + p.begin, p.end - p.begin,
+                                     keep, tau);
+  });
 }
 
 torch::Tensor FusedTd3::act(const torch::Tensor& x) {
   const std::int64_t rows = x.size(0);
   auto out = torch::empty({rows, act_}, torch::kFloat);
-  ActorWork ws;
-  const std::int64_t chunk = std::min(rows, kActChunkRows);
-  ws.xin = zeros(chunk, in_);
-  ws.h1 = zeros(chunk, h1_);
-  ws.h2 = zeros(chunk, h2_);
-  ws.t = zeros(chunk, act_);
-  for (std::int64_t first = 0; first < rows; first += chunk) {
-    const std::int64_t n = std::min(chunk, rows - first);
+  if (rows == 0) return out;
+  // Scratch of kActChunkRows rows per arena slot, kept between calls.
+  act_scratch_.resize(static_cast<std::size_t>(arena_.threads()));
+  for (ActorWork& ws : act_scratch_) {
+    if (ws.xin.defined()) continue;
+    ws.xin = zeros(kActChunkRows, in_);
+    ws.h1 = zeros(kActChunkRows, h1_);
+    ws.h2 = zeros(kActChunkRows, h2_);
+    ws.t = zeros(kActChunkRows, act_);
+  }
+  const auto chunks = static_cast<int>((rows + kActChunkRows - 1) / kActChunkRows);
+  arena_.run(chunks, [&](int k, int slot) {
+    const std::int64_t first = k * kActChunkRows;
+    const std::int64_t n = std::min(kActChunkRows, rows - first);
+    const ActorWork& ws = act_scratch_[static_cast<std::size_t>(slot)];
     ActorWork part;
     part.xin = ws.xin.narrow(0, 0, n);
     part.h1 = ws.h1.narrow(0, 0, n);
@@ -475,7 +574,7 @@ torch::Tensor FusedTd3::act(const torch::Tensor& x) {
     part.mu = out.narrow(0, first, n);
     copy_masked(f32(part.xin), in_, x.narrow(0, first, n), masked_);
     actor_forward(actor_, part);
-  }
+  });
   return out;
 }
 

@@ -1,5 +1,5 @@
 // FusedTd3: the CPU form of Td3Agent::update() (td3.h), with the backward passes written out
-// by hand instead of taken from autograd.
+// by hand instead of taken from autograd, on the learner's threads (task_arena.h).
 //
 // Contract:
 // * It computes what td3.h's update contract says, on the agent's own parameter tensors (it
@@ -10,11 +10,28 @@
 //   order); a given FusedTd3 is deterministic, so its own checkpoints resume bit-identically.
 // * Why: at batch 100 the eager path spends a large share of an update in per-op dispatch,
 //   autograd bookkeeping, allocation and the optimiser's per-tensor ops. Here every buffer is
-//   allocated once per batch size, each linear layer is one GEMM with the bias folded in,
-//   ReLU masks and bias gradients are single passes, and Adam and the soft update are one
-//   loop per tensor. act() runs the actor over row chunks that stay in L2 (the relabel pass
-//   feeds it B*K*c = 10,000 rows).
-// * CPU only; float32, contiguous batches. One thread uses an instance.
+//   allocated once per batch size, each linear layer is one GEMM per task with the bias
+//   folded in, ReLU masks and bias gradients are single passes, and Adam and the soft update
+//   are one loop per parameter range. act() runs the actor over row chunks that stay in L2
+//   (the relabel pass feeds it B*K*c = 10,000 rows).
+// * Threads: every pass is cut into tasks that the arena runs on its threads, and the cut
+//   depends on the shapes only, never on the thread count, so 1 and N threads give the same
+//   bits (each output element is computed by one task, in the same summation order):
+//     - rows: the forward passes and the input-side backward (dQ -> dz2 -> dz1, dQ/da, the
+//       actor's dz3 -> dz2 -> dz1) are row by row, so the batch is cut into R row blocks
+//       (R = the largest power of two <= rows / kBlockRows, at most kMaxRowBlocks) and each
+//       block runs the whole chain, one GEMM per layer, in one task;
+//     - units: a weight gradient sums over the rows, so it is cut by output unit instead:
+//       U = min(hidden1, hidden2) / kUnitsPerBlock (at least 1) blocks of each hidden
+//       layer's units (the rows of its weight matrix and its bias entries; the output layer
+//       goes with block 0), one task per (network, block) computing those gradient rows and
+//       then their Adam step;
+//     - chunks: the soft update and the zero-gradient Adam step are elementwise, cut into
+//       near-equal chunks of about kChunkFloats parameters;
+//     - act(): chunks of kActChunkRows rows, the scratch per thread.
+//   Losses are summed on the calling thread in row order, as before the cut.
+// * CPU only; float32, contiguous batches. One thread calls an instance (its tasks run on the
+//   arena's threads).
 // * AdamState keeps the per-parameter moments and a shared step count; save()/load() use the
 //   per-parameter layout of Td3Agent's autograd path (flag, step, m, v), so checkpoints move
 //   between the two paths. Its moments are flushed to 0 below FLT_MIN (the .cc says why).
@@ -26,19 +43,33 @@
 #include <torch/torch.h>
 
 #include "common/byte_codec.h"
+#include "learner/td3/task_arena.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::td3 {
 
-/// Adam over a fixed list of CPU parameter tensors, in either form of td3.h.
+namespace fused_detail {
+/// The constants of one Adam step (td3_fused.cc: adam_constants).
+struct AdamConstants {
+  float b1, b2, one_b1, one_b2, sqrt_bc2, eps, step_size;
+};
+}  // namespace fused_detail
+
+/// Adam over a fixed list of CPU parameter tensors, in either form of td3.h. A step is
+/// begin_step() once, then apply() over every parameter element once (in any order, from any
+/// thread, each element from one).
 class AdamState {
  public:
   AdamState(std::vector<torch::Tensor> params, double lr, AdamForm form);
-  /// One step with `grads` (same order and shapes as the parameters).
-  void step(const std::vector<torch::Tensor>& grads);
-  /// One step with a zero gradient: the moments decay, the count advances, the parameters
-  /// move by the decayed first moment (the reference's off-step actor update, td3.h).
-  void step_zero();
+  /// Advances the step count; the constants of the new step.
+  fused_detail::AdamConstants begin_step();
+  /// The step on elements [begin, end) of parameter k, with `grad` their gradient (grad[0]
+  /// belongs to element `begin`), or a zero gradient when `grad` is null (the reference's
+  /// off-step actor update, td3.h).
+  void apply(const fused_detail::AdamConstants& c, std::size_t k, std::int64_t begin, std::int64_t end,
+             const float* grad) const;
+  std::size_t size() const noexcept { return params_.size(); }
+  const torch::Tensor& param(std::size_t k) const { return params_[k]; }
   std::int64_t steps() const noexcept { return step_; }
   /// A copy of the step count and the moments.
   AdamSnapshot snapshot() const;
@@ -54,20 +85,35 @@ class AdamState {
 
 class FusedTd3 {
  public:
-  /// Views of the agent's networks; the modules must outlive this object.
+  /// Rows per row block, at least (contract: the row cut).
+  static constexpr std::int64_t kBlockRows = 50;
+  static constexpr int kMaxRowBlocks = 16;
+  /// Hidden units per unit block, at least (contract: the unit cut).
+  static constexpr int kUnitsPerBlock = 128;
+  /// Parameters per elementwise chunk (soft update, zero-gradient Adam), about: ~40 us of work.
+  static constexpr std::int64_t kChunkFloats = 131072;
+  /// Rows of act() per chunk: a [chunk, 300] activation is 300 KB, so both stay in L2.
+  static constexpr std::int64_t kActChunkRows = 256;
+
+  /// Views of the agent's networks; the modules and `arena` must outlive this object.
   FusedTd3(const Td3Options& options, Actor& actor, Critic& q1, Critic& q2, Actor& actor_target, Critic& q1_target,
-           Critic& q2_target);
+           Critic& q2_target, TaskArena& arena);
 
   /// Critic step on `b` with standard-normal draws `eps` [B, act] (host): returns the loss.
   float critic_step(const Td3Batch& b, const torch::Tensor& eps);
   /// Actor step on b.x through the (just updated) Q1: returns -mean Q1(x, mu(x)).
   float actor_step(const torch::Tensor& x);
   /// The off-step actor update of actor_zero_grad_steps: one Adam step with a zero gradient.
-  void actor_zero_grad_step() { actor_adam_.step_zero(); }
+  void actor_zero_grad_step();
   /// theta_targ <- (1 - tau) theta_targ + tau theta for the actor and both critics.
   void soft_update();
   /// The online actor on [N, input_dim] rows: [N, act], no autograd.
   torch::Tensor act(const torch::Tensor& x);
+
+  /// Row blocks of a batch of `rows` (the row cut).
+  static int row_blocks(std::int64_t rows) noexcept;
+  /// Unit blocks of the hidden layers (the unit cut).
+  int unit_blocks() const noexcept { return units_; }
 
   AdamState& actor_adam() noexcept { return actor_adam_; }
   AdamState& critic_adam() noexcept { return critic_adam_; }
@@ -88,9 +134,23 @@ class FusedTd3 {
   struct ActorWork {
     torch::Tensor xin, h1, h2, t, mu, dz3, dz2, dz1;  // xin: masked input; t: tanh of the output layer
   };
+  // Views of the work buffers over rows [first, first + rows) (one row block).
+  struct Block {
+    std::int64_t first = 0, rows = 0;
+    torch::Tensor in1, d_action;
+    CriticWork w1, w2;
+    ActorWork aw;
+  };
+  // Elements [begin, end) of tensor k of a list.
+  struct Piece {
+    std::size_t k;
+    std::int64_t begin, end;
+  };
+  using Chunks = std::vector<std::vector<Piece>>;  // one task's pieces per entry
 
   static Net view_of(torch::nn::Linear& fc1, torch::nn::Linear& fc2, torch::nn::Linear& out);
   static Net grads_like(const Net& n);
+  static Chunks chunks_of(const std::vector<torch::Tensor>& tensors);
   void ensure_batch(std::int64_t rows);
   // in1 <- [x with the masked columns 0, a]: the critics' first-layer input.
   void critic_input(const torch::Tensor& x, const torch::Tensor& a, torch::Tensor& in1) const;
@@ -98,20 +158,36 @@ class FusedTd3 {
   void actor_forward(const Net& n, ActorWork& ws) const;
   // One critic on in1; activations kept in ws; Q into ws.q.
   void critic_forward(const Net& n, const torch::Tensor& in1, CriticWork& ws) const;
-  // Backward from ws.dq: weight gradients into `g` when not null, dQ/da into `d_action` when
-  // not null.
-  void critic_backward(const Net& n, const torch::Tensor& in1, CriticWork& ws, Net* g, torch::Tensor* d_action) const;
+  // Row-wise backward from ws.dq to ws.dz2 and ws.dz1, and dQ/da into `d_action` when not null.
+  void critic_backward_rows(const Net& n, CriticWork& ws, torch::Tensor* d_action) const;
+  // Units [j-th block] of one network's weight gradients into `g`, then their Adam step
+  // (tensors base .. base + 5 of `adam`): layer l gets d[:, units]^T in_l.
+  void weight_block(int j, const Net& n, Net& g, const torch::Tensor& d1, const torch::Tensor& in1,
+                    const torch::Tensor& d2, const torch::Tensor& in2, const torch::Tensor& d3,
+                    const torch::Tensor& in3, const AdamState& adam, std::size_t base,
+                    const fused_detail::AdamConstants& c) const;
+  // The critic step on one row block (everything before the weight gradients).
+  void critic_rows(Block& bk, const Td3Batch& b, const float* eps, const float* r);
+  // The actor step on one row block (everything before the weight gradients).
+  void actor_rows(Block& bk, const torch::Tensor& x);
 
   Td3Options options_;
-  int in_, act_, h1_, h2_, masked_;
+  TaskArena& arena_;
+  int in_, act_, h1_, h2_, masked_, units_;
   Net actor_, q1_, q2_, actor_t_, q1_t_, q2_t_;
   Net actor_g_, q1_g_, q2_g_;
   std::vector<float> mid_, half_;  // the action box
   AdamState actor_adam_, critic_adam_;
+  Chunks actor_chunks_;                             // the actor's parameters
+  Chunks soft_chunks_;                              // targets (then online) of all three networks
+  std::vector<torch::Tensor> soft_dst_, soft_src_;  // tensor k of soft_chunks_: target, online
   std::int64_t rows_ = -1;
   torch::Tensor in1_, d_action_, y_;
+  std::vector<double> huber_;  // [2, B] Huber terms of the critic step, row order
   CriticWork w1_, w2_;
   ActorWork aw_;
+  std::vector<Block> blocks_;
+  std::vector<ActorWork> act_scratch_;  // act(): one per arena slot
 };
 
 }  // namespace ringrl::td3

@@ -553,9 +553,9 @@ TEST(UnsignedOptions, HiroCommands) {
   };
   std::vector<RefusedCase> cases = option_cases(rows);
   // Each key once, the bad values taken in turn; the error line names the key.
-  const std::vector<std::string> keys = {"max_env_steps", "actors",         "repetitions",    "seed",
-                                         "initial_steps", "eval_every",     "eval_episodes",  "high_every",
-                                         "publish_every", "throttle_slack", "replay_capacity"};
+  const std::vector<std::string> keys = {"max_env_steps", "actors",         "repetitions",     "seed",
+                                         "initial_steps", "eval_every",     "eval_episodes",   "high_every",
+                                         "publish_every", "throttle_slack", "replay_capacity", "learner_threads"};
   for (std::size_t k = 0; k < keys.size(); ++k) {
     for (std::size_t v = 0; v < kBadWholeNumbers.size(); ++v) {
       if (!every_value() && v != k % kBadWholeNumbers.size()) continue;
@@ -564,6 +564,8 @@ TEST(UnsignedOptions, HiroCommands) {
            keys[k]});
     }
   }
+  cases.push_back({{"train", "hiro", "--env", "point-maze", "--set", "learner_threads=257", "--run-dir", "run"},
+                   "--set learner_threads '257': expected a whole number from 0 to 256"});
   expect_refused(cases);
 }
 

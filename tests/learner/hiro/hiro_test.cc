@@ -14,9 +14,9 @@
 #include "common/errors.h"
 #include "common/hiro/transition_record.h"
 #include "envs/maze/factory.h"
-#include "learner/td3/fifo_replay.h"
 #include "learner/hiro/hiro_learner.h"
 #include "learner/hiro/hiro_ops.h"
+#include "learner/td3/fifo_replay.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::hiro {
@@ -840,6 +840,14 @@ TEST(HiroLearner, OptionsAreValidated) {
   o = save_load_options();
   o.action_high.pop_back();
   EXPECT_THROW(HiroLearner{o}, UsageError);
+  o = save_load_options();
+  o.threads = 0;
+  try {
+    HiroLearner l(o);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "hiro: threads must be in [1, 256], got 0");
+  }
 }
 
 std::string save_bytes(const HiroLearner& l) {
@@ -946,6 +954,37 @@ TEST(HiroLearner, SaveLoadGivesBitIdenticalNextHundredUpdates) {
   MemorySource src2(checkpoint);
   ByteReader rd2(src2, "hiro test checkpoint");
   EXPECT_THROW(c.load(rd2), CorruptData);
+}
+
+// The learner's threads change no bit: both levels' fused updates and the relabel pass (the
+// low actor over 10,000 candidate rows in chunks) on 1 and on 2 threads, paper-sized networks
+// (two unit blocks, two row blocks of the batch of 100), hiro_orig masking, 12 updates each.
+TEST(HiroLearner, OneAndTwoThreadsGiveTheSameBits) {
+  HiroOptions o = save_load_options();
+  o.hidden = 300;
+  ASSERT_EQ(o.batch_size, 100);
+  HiroLearner one(o);
+  o.threads = 2;
+  HiroLearner two(o);
+  ASSERT_EQ(one.arena().threads(), 1);
+  ASSERT_EQ(two.arena().threads(), 2);
+  RecordMaker m1(o, 8), m2(o, 8);
+  feed(one, m1, 300, 40);
+  feed(two, m2, 300, 40);
+  for (int i = 0; i < 12; ++i) {
+    const HiroUpdateStats l1 = one.update_low(), l2 = two.update_low();
+    const HiroUpdateStats h1 = one.update_high(), h2 = two.update_high();
+    ASSERT_EQ(l1.critic_loss, l2.critic_loss) << i;
+    ASSERT_EQ(l1.actor_loss, l2.actor_loss) << i;
+    ASSERT_EQ(h1.critic_loss, h2.critic_loss) << i;
+    ASSERT_EQ(h1.actor_loss, h2.actor_loss) << i;
+  }
+  // Networks, targets, Adam moments, counters, streams and replays: byte for byte.
+  EXPECT_EQ(save_bytes(one), save_bytes(two));
+  // The relabel pass ran as its 40 row chunks per pass, each once.
+  const std::vector<td3::ThreadBusy> relabel = two.arena().busy(learner::Phase::kRelabel);
+  ASSERT_EQ(relabel.size(), 2u);
+  EXPECT_EQ(relabel[0].tasks + relabel[1].tasks, 12u * 40u);
 }
 
 TEST(HiroLearner, RunsOnCudaWhenPresentAndItsCheckpointLoadsOnCpu) {

@@ -1,10 +1,13 @@
 // The fused CPU update (learner/td3/td3_fused.h) against the autograd path (td3.h): from the
 // same weights and batches, every network, target and loss agrees to float rounding over
 // many updates (with ZERO_OBS masking, both actor-step phases and a batch-size change);
-// checkpoints move between the two kernels; act() over several chunks equals the module.
+// checkpoints move between the two kernels; act() over several chunks equals the module; one
+// and two learner threads give the same bits (the task cut does not depend on the count).
 // td3_test.cc checks the default kernel (fused on the CPU) against hand-computed values.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +15,7 @@
 #include "common/byte_codec.h"
 #include "common/errors.h"
 #include "learner/td3/td3.h"
+#include "learner/td3/td3_fused.h"
 
 namespace ringrl::td3 {
 namespace {
@@ -136,6 +140,65 @@ TEST(Td3Fused, ActOverSeveralChunksEqualsTheModule) {
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_TRUE(torch::allclose(got, want, 1e-5, 1e-6)) << (got - want).abs().max().item<double>();
 }
+
+// Every tensor of both agents (networks, targets, then both Adam states) bit for bit.
+bool same_bits(Td3Agent& a, Td3Agent& b) {
+  const auto ta = all_tensors(a), tb = all_tensors(b);
+  for (std::size_t i = 0; i < ta.size(); ++i)
+    if (!torch::equal(ta[i], tb[i])) return false;
+  const std::pair<AdamSnapshot, AdamSnapshot> adams[] = {{a.actor_adam(), b.actor_adam()},
+                                                         {a.critic_adam(), b.critic_adam()}};
+  for (const auto& [x, y] : adams) {
+    if (x.steps != y.steps) return false;
+    for (std::size_t k = 0; k < x.m.size(); ++k)
+      if (!torch::equal(x.m[k], y.m[k]) || !torch::equal(x.v[k], y.v[k])) return false;
+  }
+  return true;
+}
+
+// 12 updates at 1 and at 2 threads from the same weights, on paper-sized hidden layers (two
+// unit blocks) and batches of 1, 2 and 4 row blocks: the same bits after every update, the
+// same losses, and act() over several chunks the same.
+void expect_threads_agree(bool zero_grad_steps) {
+  ASSERT_EQ(FusedTd3::row_blocks(100), 2);
+  ASSERT_EQ(FusedTd3::row_blocks(200), 4);
+  ASSERT_EQ(FusedTd3::row_blocks(37), 1);
+  Td3Options o = options(Td3Kernel::kFused, /*masked=*/2);
+  o.shape.hidden1 = 300;
+  o.shape.hidden2 = 260;
+  ASSERT_EQ(std::min(o.shape.hidden1, o.shape.hidden2) / FusedTd3::kUnitsPerBlock, 2) << "two unit blocks";
+  o.actor_zero_grad_steps = zero_grad_steps;
+  Td3Agent one(o, torch::kCPU);
+  o.threads = 2;
+  Td3Agent two(o, torch::kCPU);
+  ASSERT_EQ(one.arena().threads(), 1);
+  ASSERT_EQ(two.arena().threads(), 2);
+  const auto start = all_tensors(one);
+  for (int u = 0; u < 12; ++u) {
+    const int rows = u < 6 ? 100 : u < 9 ? 200 : 37;
+    const Td3Batch b = batch(rows, 300 + u);
+    const auto eps = torch::randn({rows, 3});
+    const Td3Stats s1 = one.update(b, eps);
+    const Td3Stats s2 = two.update(b, eps);
+    ASSERT_EQ(s1.actor_step, s2.actor_step);
+    EXPECT_EQ(s1.critic_loss.item<float>(), s2.critic_loss.item<float>()) << u;
+    if (s1.actor_step) {
+      EXPECT_EQ(s1.actor_loss.item<float>(), s2.actor_loss.item<float>()) << u;
+    }
+    ASSERT_TRUE(same_bits(one, two)) << "after update " << u;
+  }
+  // The comparison means something: the weights moved.
+  const auto end = all_tensors(two);
+  double moved = 0.0;
+  for (std::size_t i = 0; i < end.size(); ++i) moved = std::max(moved, (end[i] - start[i]).abs().max().item<double>());
+  EXPECT_GT(moved, 1e-2);
+  torch::manual_seed(9);
+  const auto x = torch::randn({1000, 9}) * 3;
+  EXPECT_TRUE(torch::equal(one.act(x), two.act(x)));
+}
+
+TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBits) { expect_threads_agree(false); }
+TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBitsWithZeroGradientSteps) { expect_threads_agree(true); }
 
 TEST(Td3Fused, KernelNamesParseAndAutoIsFusedOnTheCpu) {
   EXPECT_EQ(parse_td3_kernel("auto"), Td3Kernel::kAuto);

@@ -356,6 +356,8 @@ TEST(Td3, OptionsAreValidated) {
   bad([](Td3Options& o) { o.tau = 1.5; });
   bad([](Td3Options& o) { o.update_period = 0; });
   bad([](Td3Options& o) { o.actor_lr = -1.0; });
+  bad([](Td3Options& o) { o.threads = 0; });
+  bad([](Td3Options& o) { o.threads = kMaxTaskThreads + 1; });
 }
 
 TEST(Td3, SaveLoadGivesBitIdenticalUpdates) {
