@@ -31,7 +31,7 @@ enum class Phase : int {
   kBackward,      // autograd backward
   kOptimizer,     // clipping, RMSProp, baseline update, queue push
   kPublish,       // parameters -> flat blob -> weight channel
-  // TD3 / HIRO (learner/td3): one update's phases
+  // TD3 / HIRO (learner/td3, learner/hiro): one update's phases
   kSample,   // replay rows drawn, gathered on the host, copied to the device, batch built
   kRelabel,  // high level: the off-policy goal correction (spec hiro.md §9)
   kCritic,   // target Q, critic loss, backward, Adam step of both critics
