@@ -19,7 +19,7 @@ constexpr const char* kAuto = "auto";
 constexpr std::uint64_t kIntMax = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
 constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
-constexpr std::uint64_t kMaxLearnerThreads = td3::kMaxTaskThreads;
+constexpr std::uint64_t kMaxLearnerThreads = learner::kMaxTaskThreads;
 
 // Every unsigned integer setting of configs/hiro.json and the whole numbers it accepts: the
 // file, each --set and the resolved config are checked against this one table before

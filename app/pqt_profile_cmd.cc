@@ -56,7 +56,7 @@ std::string hiro_thread_table(hiro::HiroLearner& learner, const learner::PhasePr
   const int threads = learner.arena().threads();
   std::uint64_t tasks = 0;
   for (int p = 0; p < learner::kNumPhases; ++p)
-    for (const td3::ThreadBusy& b : learner.arena().busy(static_cast<learner::Phase>(p))) tasks += b.tasks;
+    for (const learner::ThreadBusy& b : learner.arena().busy(static_cast<learner::Phase>(p))) tasks += b.tasks;
   if (tasks == 0) return "(no tasks: the eager kernel runs on torch's intra-op threads)\n";
   std::string out = fmt::format("{:<10}{:>10}", "phase", "wall_ms");
   for (int t = 0; t < threads; ++t)
@@ -68,7 +68,7 @@ std::string hiro_thread_table(hiro::HiroLearner& learner, const learner::PhasePr
       continue;
     const double wall_ms = 1e3 * p.total_s;
     out += fmt::format("{:<10}{:>10.1f}", learner::phase_name(p.phase), wall_ms);
-    for (const td3::ThreadBusy& b : learner.arena().busy(p.phase))
+    for (const learner::ThreadBusy& b : learner.arena().busy(p.phase))
       out += fmt::format("{:>11.1f}{:>6.1f}%{:>7}", 1e3 * b.seconds, wall_ms > 0 ? 100e3 * b.seconds / wall_ms : 0.0,
                          b.tasks);
     out += '\n';

@@ -366,8 +366,8 @@ void HiroTrainOptions::validate() const {
     throw UsageError(fmt::format("actors {}: expected 1 to {}", actors, kMaxActors - 1));
   if (high_every < 1) throw UsageError(fmt::format("high_every {}: expected >= 1", high_every));
   if (publish_every < 1) throw UsageError(fmt::format("publish_every {}: expected >= 1", publish_every));
-  if (learner_threads > static_cast<std::uint32_t>(td3::kMaxTaskThreads))
-    throw UsageError(fmt::format("learner_threads {}: expected 0 (auto) to {}", learner_threads, td3::kMaxTaskThreads));
+  if (learner_threads > static_cast<std::uint32_t>(learner::kMaxTaskThreads))
+    throw UsageError(fmt::format("learner_threads {}: expected 0 (auto) to {}", learner_threads, learner::kMaxTaskThreads));
   if (throttle_slack < 1) throw UsageError(fmt::format("throttle_slack {}: expected >= 1", throttle_slack));
   if (eval && eval_every < 1) throw UsageError("eval_every 0: expected >= 1 (or eval=false)");
   if (eval && eval_episodes < 1) throw UsageError("eval_episodes 0: expected >= 1");

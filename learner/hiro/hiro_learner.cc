@@ -112,8 +112,8 @@ void HiroOptions::validate() const {
   if (meta_period < 1) throw UsageError("hiro: meta_period must be >= 1, got " + std::to_string(meta_period));
   if (batch_size < 1) throw UsageError("hiro: batch_size must be >= 1, got " + std::to_string(batch_size));
   if (replay_capacity < 1) throw UsageError("hiro: replay_capacity must be >= 1, got 0");
-  if (threads < 1 || threads > td3::kMaxTaskThreads)
-    throw UsageError("hiro: threads must be in [1, " + std::to_string(td3::kMaxTaskThreads) + "], got " +
+  if (threads < 1 || threads > learner::kMaxTaskThreads)
+    throw UsageError("hiro: threads must be in [1, " + std::to_string(learner::kMaxTaskThreads) + "], got " +
                      std::to_string(threads));
   (void)parse_relabel_strategy(relabel);
   (void)td3::parse_td3_kernel(td3_kernel);
@@ -188,7 +188,7 @@ struct HiroLearner::Impl {
   explicit Impl(const HiroOptions& o)
       : options((o.validate(), o)),
         device(resolve_device(o.device)),
-        arena(std::make_shared<td3::TaskArena>(o.threads)),
+        arena(std::make_shared<learner::TaskArena>(o.threads)),
         low(agent_options(o, true), device, arena),
         high(agent_options(o, false), device, arena),
         low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
@@ -215,7 +215,7 @@ struct HiroLearner::Impl {
 
   HiroOptions options;
   torch::Device device;
-  std::shared_ptr<td3::TaskArena> arena;  // both agents' and the relabel pass's threads
+  std::shared_ptr<learner::TaskArena> arena;  // both agents' and the relabel pass's threads
   Td3Agent low;
   Td3Agent high;
   FifoReplay low_replay;
@@ -234,7 +234,7 @@ Td3Agent& HiroLearner::low_agent() noexcept { return impl_->low; }
 Td3Agent& HiroLearner::high_agent() noexcept { return impl_->high; }
 const FifoReplay& HiroLearner::low_replay() const noexcept { return impl_->low_replay; }
 const FifoReplay& HiroLearner::high_replay() const noexcept { return impl_->high_replay; }
-td3::TaskArena& HiroLearner::arena() noexcept { return *impl_->arena; }
+learner::TaskArena& HiroLearner::arena() noexcept { return *impl_->arena; }
 
 bool HiroLearner::add_transition(const std::byte* data, std::uint32_t bytes, std::string* error) {
   hiro::TransitionView view;

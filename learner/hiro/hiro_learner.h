@@ -31,7 +31,7 @@
 //   options are validated at construction (UsageError). Torch stays out of this header.
 // * Threads: both agents' fused kernels and the relabel pass (the low actor over the
 //   B x K x c candidate rows, in row chunks) run on one TaskArena of `threads` threads
-//   (learner/td3/task_arena.h); the results do not depend on the count. arena() gives its
+//   (learner/task_arena.h); the results do not depend on the count. arena() gives its
 //   busy time per thread and phase (relabel, critic, actor, target).
 #pragma once
 
@@ -47,7 +47,7 @@
 #include "common/hiro/transition_record.h"
 #include "learner/profile.h"
 #include "learner/td3/defaults.h"
-#include "learner/td3/task_arena.h"
+#include "learner/task_arena.h"
 
 namespace ringrl::envs::maze {
 struct MazeEnvOptions;
@@ -152,7 +152,7 @@ class HiroLearner {
   const td3::FifoReplay& low_replay() const noexcept;
   const td3::FifoReplay& high_replay() const noexcept;
   /// The threads both levels' updates and the relabel pass run on.
-  td3::TaskArena& arena() noexcept;
+  learner::TaskArena& arena() noexcept;
 
   /// Bytes of the actor-nets channel blob (header included).
   std::size_t blob_bytes() const;

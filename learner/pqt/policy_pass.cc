@@ -1,44 +1,18 @@
 #include "learner/pqt/policy_pass.h"
 
 #include <ATen/Parallel.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/partitioner.h>
-#include <oneapi/tbb/task_arena.h>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 #include <algorithm>
 
 #include "common/errors.h"
 #include "learner/pqt/losses.h"
-
-// MKL's thread count for the calling thread only (0: the process-wide one), the C entry point
-// of mkl_service.h (the lower-case names are the by-reference Fortran ones), as LibTorch's MKL
-// exports it; null without MKL (another BLAS keeps its own setting).
-extern "C" int MKL_Set_Num_Threads_Local(int threads) __attribute__((weak));
+#include "learner/task_arena.h"
 
 namespace ringrl::learner {
 
 namespace {
 
 torch::Tensor floats(std::vector<int64_t> shape) { return torch::empty(shape, torch::kFloat32); }
-
-/// BLAS single-threaded in the calling thread for the scope's lifetime.
-class SerialBlasScope {
- public:
-  SerialBlasScope() {
-    if (MKL_Set_Num_Threads_Local != nullptr) previous_ = MKL_Set_Num_Threads_Local(1);
-  }
-  ~SerialBlasScope() {
-    if (MKL_Set_Num_Threads_Local != nullptr) MKL_Set_Num_Threads_Local(previous_);
-  }
-  SerialBlasScope(const SerialBlasScope&) = delete;
-  SerialBlasScope& operator=(const SerialBlasScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace
 
@@ -256,7 +230,7 @@ void PolicyPass::Shard::backward(const torch::Tensor& ca, const torch::Tensor& c
 struct PolicyPass::Threads {
   explicit Threads(int n) : count(n), arena(n) {}
   int count;
-  tbb::task_arena arena;
+  TaskArena arena;  // runs each task in the caller's floating-point mode, BLAS serial
 };
 
 PolicyPass::PolicyPass(Policy policy) : policy_(std::move(policy)) {
@@ -275,21 +249,7 @@ void PolicyPass::run_shards(const Fn& fn) {
     fn(std::size_t{0});
     return;
   }
-#if defined(__SSE__)
-  const unsigned csr = _mm_getcsr();  // the caller's floating-point mode
-#endif
-  threads_->arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, active_, 1),
-        [&](const tbb::blocked_range<std::size_t>& range) {
-#if defined(__SSE__)
-          _mm_setcsr(csr);
-#endif
-          const SerialBlasScope serial;
-          for (std::size_t k = range.begin(); k < range.end(); ++k) fn(k);
-        },
-        tbb::simple_partitioner());
-  });
+  threads_->arena.run(static_cast<int>(active_), [&](int shard, int /*slot*/) { fn(static_cast<std::size_t>(shard)); });
 }
 
 void PolicyPass::forward(const torch::Tensor& tokens, int groups) {

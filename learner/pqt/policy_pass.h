@@ -69,7 +69,7 @@ class PolicyPass {
 
  private:
   class Shard;    // the pass over one row range (policy_pass.cc)
-  struct Threads;  // the oneTBB arena
+  struct Threads;  // the shards' TaskArena (learner/task_arena.h)
   template <typename Fn>
   void run_shards(const Fn& fn);
 

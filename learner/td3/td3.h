@@ -36,7 +36,7 @@
 //   the TF form); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
 //   parameter tensors (CPU only); kAuto picks kFused on the CPU and kEager elsewhere. Both
 //   follow the contract above and share the checkpoint layout.
-// * Threads: the fused kernel runs its tasks on a TaskArena (learner/td3/task_arena.h) of
+// * Threads: the fused kernel runs its tasks on a TaskArena (learner/task_arena.h) of
 //   `threads` threads, its own or one given at construction (HiroLearner gives both levels
 //   one); the results do not depend on the count. The eager kernel runs on torch's intra-op
 //   threads (process-wide; the run driver sets them to learner_threads).
@@ -57,9 +57,13 @@
 #include "learner/profile.h"
 #include "learner/td3/defaults.h"
 #include "learner/td3/rng.h"
-#include "learner/td3/task_arena.h"
+#include "learner/task_arena.h"
 
 namespace ringrl::td3 {
+
+using learner::TaskArena;
+using learner::kMaxTaskThreads;
+
 
 /// How update() computes (file comment).
 enum class Td3Kernel { kAuto, kEager, kFused };

@@ -43,10 +43,13 @@
 #include <torch/torch.h>
 
 #include "common/byte_codec.h"
-#include "learner/td3/task_arena.h"
+#include "learner/task_arena.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::td3 {
+
+using learner::TaskArena;
+
 
 namespace fused_detail {
 /// The constants of one Adam step (td3_fused.cc: adam_constants).

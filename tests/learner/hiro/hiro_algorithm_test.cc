@@ -198,9 +198,9 @@ TEST(HiroLearnerThreads, AutoTakesTheFreeCpusAndAtLeastTwo) {
   ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
 
   HiroTrainOptions o = small_run(fs::temp_directory_path());
-  o.learner_threads = static_cast<std::uint32_t>(td3::kMaxTaskThreads);
+  o.learner_threads = static_cast<std::uint32_t>(learner::kMaxTaskThreads);
   EXPECT_NO_THROW(o.validate());
-  o.learner_threads = static_cast<std::uint32_t>(td3::kMaxTaskThreads) + 1;
+  o.learner_threads = static_cast<std::uint32_t>(learner::kMaxTaskThreads) + 1;
   try {
     o.validate();
     FAIL();

@@ -1,4 +1,4 @@
-#include "learner/td3/task_arena.h"
+#include "learner/task_arena.h"
 
 #include <c10/core/GradMode.h>
 #include <oneapi/tbb/blocked_range.h>
@@ -20,7 +20,7 @@
 // setting).
 extern "C" int MKL_Set_Num_Threads_Local(int threads) __attribute__((weak));
 
-namespace ringrl::td3 {
+namespace ringrl::learner {
 
 namespace {
 
@@ -114,4 +114,4 @@ void TaskArena::reset_busy() {
   for (SlotBusy& s : busy_) s = SlotBusy{};
 }
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::learner

@@ -1,4 +1,4 @@
-// The fused TD3 kernel's threads (learner/td3/task_arena.h): every task runs once and names a
+// The fused TD3 kernel's threads (learner/task_arena.h): every task runs once and names a
 // slot of its own; two threads run two tasks at once; tasks run in the caller's
 // floating-point mode; busy time counts under the phase set; bad thread counts are refused.
 #include <sched.h>
@@ -15,9 +15,9 @@
 #endif
 
 #include "common/errors.h"
-#include "learner/td3/task_arena.h"
+#include "learner/task_arena.h"
 
-namespace ringrl::td3 {
+namespace ringrl::learner {
 namespace {
 
 constexpr auto kMeetTimeout = std::chrono::seconds(20);  // a loaded machine may start the worker late
@@ -123,4 +123,4 @@ TEST(TaskArena, RefusesThreadCountsOutsideOneToTheMaximum) {
 }
 
 }  // namespace
-}  // namespace ringrl::td3
+}  // namespace ringrl::learner

@@ -1,5 +1,6 @@
-// TaskArena: the threads of the fused TD3 kernel (learner_threads): a oneTBB arena of N threads,
-// the caller being one of them, that runs a list of independent tasks.
+// TaskArena: a learner's threads (learner_threads): a oneTBB arena of N threads, the caller being
+// one of them, that runs a list of independent tasks. The fused TD3 kernel (learner/td3/td3_fused.h)
+// and the PQT policy pass's row shards (learner/pqt/policy_pass.h) run on it.
 //
 // Contract:
 // * run(n, task) calls task(i, slot) once for every i in [0, n) and returns when all have run.
@@ -10,7 +11,7 @@
 // * Every task runs in the caller's floating-point mode (subnormals flushed or not), with BLAS
 //   (MKL) single-threaded in its thread and autograd off. A task therefore computes the same
 //   bits on any thread: callers cut their work into tasks that do not depend on the thread
-//   count (learner/td3/td3_fused.h), and then neither do their results.
+//   count, and then neither do their results.
 // * Busy time: each task's wall time is added to (phase, slot), the phase being the last one
 //   set_phase() named; busy() reads the totals (the per-thread table of `ringrl profile
 //   learner --algo hiro`). reset_busy() zeroes them.
@@ -25,7 +26,7 @@
 
 #include "learner/profile.h"
 
-namespace ringrl::td3 {
+namespace ringrl::learner {
 
 /// The most threads one arena takes (the learner_threads config keys stop here too).
 inline constexpr int kMaxTaskThreads = 256;
@@ -81,4 +82,4 @@ class TaskArena {
   std::vector<SlotBusy> busy_;
 };
 
-}  // namespace ringrl::td3
+}  // namespace ringrl::learner
