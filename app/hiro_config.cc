@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
+#include "learner/threads.h"
 
 namespace ringrl::app {
 namespace {
@@ -115,7 +116,7 @@ hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");
   // Absent in run directories from before the key: auto.
   t.learner_threads = runfiles::has(cfg, "learner_threads") ? get<std::uint32_t>(cfg, "learner_threads") : 0;
-  l.threads = static_cast<int>(hiro::hiro_learner_threads(t.learner_threads, t.actors));
+  l.threads = static_cast<int>(learner::resolve_learner_threads(t.learner_threads, t.actors));
   (void)actors::parse_next_goal(get<std::string>(cfg, "next_goal"));
   t.learner.validate();  // the rest once run_dir is known (run_hiro_training)
   return t;

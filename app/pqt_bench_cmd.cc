@@ -69,7 +69,7 @@ void run_npe_bench(const NpeCli& c) {
   learner::LearnerBenchOptions lb;
   lb.learner = t.learner;
   lb.seconds = std::min(c.seconds / 2, 5.0);
-  lb.threads = static_cast<int>(learner::pqt_learner_threads(t.learner_threads, t.actors));
+  lb.threads = static_cast<int>(learner::resolve_learner_threads(t.learner_threads, t.actors));
   const learner::LearnerBenchResult lr = learner::bench_learner_step(lb);
 
   const double efficiency = ceiling > 0 ? e2e.steady_npe_per_s / ceiling : 0;

@@ -24,7 +24,7 @@ nlohmann::json resolve_pqt_config(const std::string& file, const std::string& mo
 
 learner::LearnerOptions learner_options_from(const nlohmann::json& cfg);
 learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg);
-/// "learner_threads": 0 (auto, see learner::pqt_learner_threads) or a count up to 256.
+/// "learner_threads": 0 (auto, see learner::resolve_learner_threads) or a count up to 256.
 std::uint32_t learner_threads_from(const nlohmann::json& cfg);
 actors::PqtActorOptions actor_options_from(const nlohmann::json& cfg);
 

@@ -128,7 +128,7 @@ void run_profile(const ProfileCli& c) {
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
   const nlohmann::json cfg = resolve_pqt_config(c.config, c.mode, sets);
   const learner::PqtTrainOptions t = train_options_from(cfg);
-  const std::uint32_t threads = learner::pqt_learner_threads(t.learner_threads, t.actors);
+  const std::uint32_t threads = learner::resolve_learner_threads(t.learner_threads, t.actors);
   learner::set_torch_threads(static_cast<int>(threads));
   learner::keep_freed_memory();
   learner::PqtLearner learner(learner_options_from(cfg));

@@ -32,6 +32,13 @@ int available_cpus() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+std::uint32_t resolve_learner_threads(std::uint32_t requested, std::uint32_t actors) {
+  if (requested > 0) return requested;
+  const auto cpus = static_cast<std::uint32_t>(available_cpus());
+  const std::uint32_t free = cpus > actors ? cpus - actors : 1u;
+  return std::clamp(std::max(free, std::min(cpus, 2u)), 1u, kMaxAutoLearnerThreads);
+}
+
 void keep_freed_memory() {
 #if defined(__GLIBC__)
   // Fixed thresholds (setting them turns off glibc's dynamic adjustment): blocks up to 32 MiB

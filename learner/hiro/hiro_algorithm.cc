@@ -42,7 +42,7 @@ class HiroAlgorithm final : public Algorithm {
  public:
   explicit HiroAlgorithm(const HiroTrainOptions& o)
       : o_(o),
-        threads_(static_cast<int>(hiro_learner_threads(o.learner_threads, o.actors))),
+        threads_(static_cast<int>(learner::resolve_learner_threads(o.learner_threads, o.actors))),
         stream_base_(o.actors, 0),
         received_(o.actors, 0) {}
 
@@ -352,13 +352,6 @@ class HiroAlgorithm final : public Algorithm {
 
 }  // namespace
 
-std::uint32_t hiro_learner_threads(std::uint32_t requested, std::uint32_t collectors) {
-  if (requested > 0) return requested;
-  const auto cpus = static_cast<std::uint32_t>(learner::available_cpus());
-  const std::uint32_t free = cpus > collectors ? cpus - collectors : 1u;
-  return std::clamp(std::max(free, std::min(cpus, 2u)), 1u, kMaxAutoLearnerThreads);
-}
-
 void HiroTrainOptions::validate() const {
   RunSettings::validate();
   learner.validate();
@@ -386,7 +379,7 @@ learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
   d.max_budget = o.max_env_steps;
   d.seed = o.learner.seed;
   HiroOptions lo = o.learner;
-  lo.threads = static_cast<int>(hiro_learner_threads(o.learner_threads, o.actors));
+  lo.threads = static_cast<int>(learner::resolve_learner_threads(o.learner_threads, o.actors));
   d.learner_threads = static_cast<std::uint32_t>(hiro_torch_threads(lo));
   d.identity = {{"env", o.env},
                 {"goal_space", hiro::goal_space_name(o.learner.goal_space.kind)},

@@ -24,7 +24,7 @@
 // * State: HiroLearner (both agents, both replays, its stream) + counters + the queue + the
 //   collectors' stream positions (section layout 2; a layout-1 checkpoint loads, its positions
 //   taken from the steps each collector sent).
-// * Threads: learner_threads (0 = auto, hiro_learner_threads()) is what the HiroLearner's
+// * Threads: learner_threads (0 = auto, learner::resolve_learner_threads()) is what the HiroLearner's
 //   arena runs on (HiroOptions::threads, set by the wing for each repetition); torch's
 //   intra-op threads in the learner process (the run driver's learner_threads) are
 //   hiro_torch_threads(): 1 under the fused kernel, learner_threads under the eager one.
@@ -44,7 +44,6 @@ inline constexpr std::uint64_t kDefaultInitialSteps = 2500;  // §3: 5 episodes 
 inline constexpr std::uint32_t kDefaultHighEvery = 10;       // §3: 1 high update per 10 env steps
 inline constexpr std::uint64_t kDefaultEvalEvery = 50000;    // §10.6
 inline constexpr std::uint32_t kDefaultEvalEpisodes = 50;    // §10.6
-inline constexpr std::uint32_t kMaxAutoLearnerThreads = 8;   // auto stops here (more barely pays at batch 100)
 
 struct HiroTrainOptions : learner::RunSettings {
   HiroTrainOptions() { stop_on_success = false; }  // HIRO runs its budget unless asked
@@ -62,17 +61,12 @@ struct HiroTrainOptions : learner::RunSettings {
   std::uint32_t eval_episodes = kDefaultEvalEpisodes;
   double success_threshold = 1.0;     // solved() when best eval success >= this
   std::uint64_t max_env_steps = 0;    // per repetition; 0 = unlimited
-  std::uint32_t learner_threads = 0;  // the learner's threads; 0 = auto (hiro_learner_threads)
+  std::uint32_t learner_threads = 0;  // the learner's threads; 0 = auto (learner::resolve_learner_threads)
 
   /// Throws UsageError naming the first bad value.
   void validate() const;
 };
 
-/// The learner's threads for `requested` (0 = auto) with `collectors` collector processes:
-/// as asked, or the CPUs this process may use that no collector holds, and at least two where
-/// it may use two (the collectors wait on the rate limiter while the learner trains, so a
-/// second thread takes up their idle core), at most kMaxAutoLearnerThreads.
-std::uint32_t hiro_learner_threads(std::uint32_t requested, std::uint32_t collectors);
 
 /// The wing itself (what run_hiro_training drives; tests drive it by hand). It keeps a
 /// reference to `options`, which must outlive it.

@@ -386,17 +386,6 @@ QueueOffer parse_queue_offer(const std::string& name) {
 
 const char* queue_offer_name(QueueOffer offer) { return offer == QueueOffer::kBatchBest ? "batch_best" : "arrival"; }
 
-std::uint32_t pqt_learner_threads(std::uint32_t requested, std::uint32_t actors) {
-  if (requested > 0) return requested;
-  // The cores no actor holds, and a second thread even where the actors hold every core: at
-  // pace learner the actors wait while the learner trains, and the fused pass hands its row
-  // shards to whichever thread is running, so the second thread takes up that idle time
-  // (docs/train.md, threads: 32% -> 43% of the actor-only ceiling with 1 actor on 2 cores).
-  const auto cpus = static_cast<std::uint32_t>(available_cpus());
-  const std::uint32_t free = cpus > actors ? cpus - actors : 1u;
-  return std::clamp(std::max(free, std::min(cpus, 2u)), 1u, kMaxAutoLearnerThreads);
-}
-
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options) {
   return std::make_unique<PqtAlgorithm>(options);
 }
@@ -431,7 +420,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   d.actors = o.actors;
   d.max_budget = o.max_npe;
   d.seed = o.learner.seed;
-  d.learner_threads = pqt_learner_threads(o.learner_threads, o.actors);
+  d.learner_threads = resolve_learner_threads(o.learner_threads, o.actors);
   d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
 
   PqtAlgorithm algo(o);

@@ -79,7 +79,7 @@ struct PqtTrainOptions : RunSettings {
   Pace pace = Pace::kLearner;
   QueueOffer queue_offer = QueueOffer::kBatchBest;
   /// The learner's threads (the fused pass's row shards, policy_pass.h; torch's intra-op
-  /// threads on the eager path); 0 = auto, see pqt_learner_threads().
+  /// threads on the eager path); 0 = auto, see learner/threads.h resolve_learner_threads().
   std::uint32_t learner_threads = 0;
 
   /// Throws UsageError naming the first bad field.
@@ -120,11 +120,6 @@ TrainSummary run_pqt_training(const PqtTrainOptions& options);
 /// it by hand. `options` (validated) must outlive it.
 std::unique_ptr<Algorithm> make_pqt_algorithm(const PqtTrainOptions& options);
 
-/// The learner's thread count: `requested` when > 0; else (auto) one per CPU no actor holds,
-/// and at least two where the process may run on two CPUs (at most kMaxAutoLearnerThreads).
-std::uint32_t pqt_learner_threads(std::uint32_t requested, std::uint32_t actors);
-/// Most threads auto picks: a batch of 64 rows makes 2 shards per thread (policy_pass.h).
-inline constexpr std::uint32_t kMaxAutoLearnerThreads = 8;
 
 /// The model of a PQT checkpoint or final model (RUN_DIR/model-rep<R>.ckpt), loaded into a
 /// fresh learner made from `options` (the run's settings). Throws CorruptData when the file's

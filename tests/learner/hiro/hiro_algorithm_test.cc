@@ -166,37 +166,9 @@ TEST(HiroAlgorithm, ALayoutOneCheckpointLoadsWithPositionsFromTheStepsEachCollec
   fs::remove_all(dir);
 }
 
-// Auto learner threads: the CPUs no collector holds, and at least two where two CPUs are
-// there (the test narrows its own thread's affinity, which is what available_cpus() reads);
-// a count asked for is taken as asked, up to the maximum the options accept.
-TEST(HiroLearnerThreads, AutoTakesTheFreeCpusAndAtLeastTwo) {
-  cpu_set_t saved;
-  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 5; ++c) {
-    if (CPU_ISSET(c, &saved)) cpus.push_back(c);
-  }
-  const auto allow = [&](std::size_t n) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (std::size_t k = 0; k < n; ++k) CPU_SET(cpus[k], &set);
-    ASSERT_EQ(sched_setaffinity(0, sizeof set, &set), 0);
-  };
-  EXPECT_EQ(hiro_learner_threads(3, 1), 3u);  // asked for: as asked
-  allow(1);
-  EXPECT_EQ(hiro_learner_threads(0, 1), 1u);
-  if (cpus.size() >= 2) {
-    allow(2);
-    EXPECT_EQ(hiro_learner_threads(0, 1), 2u);
-    EXPECT_EQ(hiro_learner_threads(0, 2), 2u);
-  }
-  if (cpus.size() >= 5) {
-    allow(5);
-    EXPECT_EQ(hiro_learner_threads(0, 1), 4u);
-    EXPECT_EQ(hiro_learner_threads(0, 4), 2u);
-  }
-  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
-
+// A learner_threads count is taken as asked up to the maximum the options accept (auto:
+// tests/learner/threads_test.cc).
+TEST(HiroLearnerThreads, CountsAreValidatedUpToTheMaximum) {
   HiroTrainOptions o = small_run(fs::temp_directory_path());
   o.learner_threads = static_cast<std::uint32_t>(learner::kMaxTaskThreads);
   EXPECT_NO_THROW(o.validate());

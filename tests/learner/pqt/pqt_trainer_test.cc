@@ -85,37 +85,6 @@ class PqtWing : public ::testing::Test {
   PqtTrainOptions o_;
 };
 
-// Auto learner threads: the CPUs no actor holds, and at least two where two CPUs are there
-// (the test narrows its own thread's affinity, which is what available_cpus() reads).
-TEST(PqtLearnerThreads, AutoTakesTheFreeCpusAndAtLeastTwo) {
-  cpu_set_t saved;
-  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 5; ++c) {
-    if (CPU_ISSET(c, &saved)) cpus.push_back(c);
-  }
-  const auto allow = [&](std::size_t n) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (std::size_t k = 0; k < n; ++k) CPU_SET(cpus[k], &set);
-    ASSERT_EQ(sched_setaffinity(0, sizeof set, &set), 0);
-  };
-  EXPECT_EQ(pqt_learner_threads(3, 1), 3u);  // asked for: as asked
-  allow(1);
-  EXPECT_EQ(pqt_learner_threads(0, 1), 1u);
-  if (cpus.size() >= 2) {
-    allow(2);
-    EXPECT_EQ(pqt_learner_threads(0, 1), 2u);
-    EXPECT_EQ(pqt_learner_threads(0, 2), 2u);
-  }
-  if (cpus.size() >= 5) {
-    allow(5);
-    EXPECT_EQ(pqt_learner_threads(0, 1), 4u);
-    EXPECT_EQ(pqt_learner_threads(0, 4), 2u);
-  }
-  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
-}
-
 TEST_F(PqtWing, OptionNamesParseOnceAndBadValuesNameWhatWasExpected) {
   EXPECT_EQ(parse_queue_offer("batch_best"), QueueOffer::kBatchBest);
   EXPECT_EQ(parse_queue_offer("arrival"), QueueOffer::kArrival);
