@@ -182,9 +182,8 @@ class PqtAlgorithm final : public Algorithm {
       note(e);
     }
   }
-  // Pace learner: take exactly one batch off the rings per step (the rings throttle the actors).
-  // Pace learner: take exactly batches_per_update batches off the rings per step (the rings
-  // throttle the actors).
+  // Pace learner: take exactly one step's batches off the rings (the work gate and full rings
+  // hold the actors back meanwhile).
   bool wants_records() const override { return o_.pace == Pace::kActors || pool_.size() < programs_per_step(); }
   bool ready() const override {
     return o_.pace == Pace::kLearner ? pool_.size() >= programs_per_step()
