@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -34,6 +35,7 @@ class Canvas {
   int width() const noexcept { return width_; }
   int height() const noexcept { return height_; }
   const unsigned char* data() const noexcept { return pixels_.data(); }
+  std::vector<unsigned char> take_pixels() noexcept { return std::move(pixels_); }
   double px_per_unit() const noexcept { return options_.pixels_per_cell / layout_.scale(); }
 
   void put(int px, int py, Rgb c) noexcept {
@@ -123,8 +125,8 @@ void world_to_pixel(const Layout& layout, const RenderOptions& options, double x
   *py = (b.y1 - y) * k;
 }
 
-void render_maze_png(const std::string& path, const Layout& layout, const TaskSpec& task,
-                     const std::vector<TrajectoryRow>& trajectory, const RenderOptions& options) {
+RgbImage render_maze_rgb(const Layout& layout, const TaskSpec& task, const std::vector<TrajectoryRow>& trajectory,
+                         const RenderOptions& options) {
   if (options.pixels_per_cell < kMinPixelsPerCell || options.pixels_per_cell > kMaxPixelsPerCell)
     throw UsageError("render: pixels per cell must be in [" + std::to_string(kMinPixelsPerCell) + ", " +
                      std::to_string(kMaxPixelsPerCell) + "], got " + std::to_string(options.pixels_per_cell));
@@ -172,15 +174,23 @@ void render_maze_png(const std::string& path, const Layout& layout, const TaskSp
     }
   }
   canvas.disc(0.0, 0.0, kMarkerRadiusCells * cell_px, kStartColour);
+  const int width = canvas.width();
+  const int height = canvas.height();
+  return RgbImage{width, height, canvas.take_pixels()};
+}
+
+void render_maze_png(const std::string& path, const Layout& layout, const TaskSpec& task,
+                     const std::vector<TrajectoryRow>& trajectory, const RenderOptions& options) {
+  const RgbImage picture = render_maze_rgb(layout, task, trajectory, options);
 
   // Encode with libpng's simplified API.
   png_image image;
   std::memset(&image, 0, sizeof(image));
   image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(canvas.width());
-  image.height = static_cast<png_uint_32>(canvas.height());
+  image.width = static_cast<png_uint_32>(picture.width);
+  image.height = static_cast<png_uint_32>(picture.height);
   image.format = PNG_FORMAT_RGB;
-  if (!png_image_write_to_file(&image, path.c_str(), /*convert_to_8bit=*/0, canvas.data(),
+  if (!png_image_write_to_file(&image, path.c_str(), /*convert_to_8bit=*/0, picture.pixels.data(),
                                /*row_stride=*/0, /*colormap=*/nullptr)) {
     const std::string why = image.message;
     png_image_free(&image);

@@ -40,6 +40,18 @@ struct RenderOptions {
 void world_to_pixel(const Layout& layout, const RenderOptions& options, double x, double y, double* px,
                     double* py) noexcept;
 
+/// An RGB picture: height x width x 3 bytes, row-major, row 0 at the top.
+struct RgbImage {
+  int width = 0;
+  int height = 0;
+  std::vector<unsigned char> pixels;
+};
+
+/// The picture that render_maze_png() writes, as pixels (the Python env's render()). Throws
+/// UsageError for bad options.
+RgbImage render_maze_rgb(const Layout& layout, const TaskSpec& task, const std::vector<TrajectoryRow>& trajectory,
+                         const RenderOptions& options = RenderOptions());
+
 /// Writes the picture to `path`. Throws UsageError for bad options and std::runtime_error
 /// when the file cannot be written.
 void render_maze_png(const std::string& path, const Layout& layout, const TaskSpec& task,

@@ -1,0 +1,1 @@
+from ringrl import _ringrl

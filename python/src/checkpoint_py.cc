@@ -1,0 +1,226 @@
+// Checkpoint files for Python (ringrl._ringrl; wrapped by python/ringrl/checkpoint.py).
+//
+// checkpoint_info() is what `ringrl checkpoint show` verifies and lists: CheckpointReader
+// checks magic, version, end record, checksum and section table before anything is decoded,
+// then the algorithm, the format version, every section's payload bytes and the driver's "run"
+// metadata. checkpoint_weights() decodes the networks of a "pqt" or "hiro" file with the
+// names of their blob layouts (common/pqt/policy_layout.h, common/hiro/actor_blob.h), reading
+// the learner state in the order that the torch-side writers put it:
+//   pqt:  section "pqt": state version u32, npe, batches, dropped (u64), best reward (f64),
+//         best code (string), solved (u8), solution (string), then PqtLearner::save(): tag
+//         "RRLPQTS3", layout fingerprint u64, T i32, version u64, u64 count, per tensor u64
+//         floats + float32 data in blob order.
+//   hiro: section "hiro": state version u32 (1 or 2), steps, low, high, evals (u64), the last
+//         HiroEvalRecord, best success and intrinsic (f64), per-actor u64 vector, (v2) stream
+//         positions u64 vector, queued steps (u64 count, then u32 actor + byte vector each),
+//         then HiroLearner::save(): magic "HIRO", version 1, rng u64, the low then the high
+//         Td3Agent: magic "1TD3", version 1, i32 input, action, hidden1, hidden2, masked,
+//         i64 counter, u64 rng, then per network (actor, critic1, critic2 and their targets)
+//         fc1.weight, fc1.bias, fc2.weight, fc2.bias, out.weight, out.bias as u64 floats +
+//         float32 data (Adam moments and replay follow; not read).
+// A writer that changes these layouts must change this reader: python/tests/test_checkpoint.py
+// trains tiny runs of both and loads them. Every decoding error is CorruptData naming the file
+// and section, as the C++ readers word it.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "common/checkpoint.h"
+#include "common/errors.h"
+#include "common/hiro/eval_record.h"
+#include "common/pqt/policy_layout.h"
+#include "python/src/module.h"
+
+namespace ringrl::python {
+namespace {
+
+namespace nb = nanobind;
+namespace fs = std::filesystem;
+using namespace nb::literals;
+
+constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{1} << 20;  // as `checkpoint show`
+constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;     // as the PQT wing
+constexpr std::uint64_t kMaxActors = 256;                           // common/run_segment.h
+constexpr std::uint64_t kMaxQueuedSteps = std::uint64_t{1} << 16;   // as the HIRO wing
+constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
+constexpr std::uint32_t kPqtStateVersion = 1;
+constexpr char kPqtLearnerTag[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '3'};
+constexpr std::uint32_t kHiroStateVersion = 2;
+constexpr std::uint32_t kHiroStateVersionNoStreams = 1;
+constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
+constexpr std::uint32_t kHiroLearnerVersion = 1;
+constexpr std::uint32_t kTd3Magic = 0x33445431;  // "1TD3"
+constexpr std::uint32_t kTd3Version = 1;
+
+// Opens and verifies `path` as `ringrl checkpoint show` does.
+CheckpointReader open_checked(const std::string& path) {
+  if (!fs::exists(path))
+    throw std::system_error(ENOENT, std::generic_category(), fmt::format("checkpoint '{}'", path));
+  if (!fs::is_regular_file(path))
+    throw UsageError(fmt::format("checkpoint '{}' is not a file: expected a checkpoint.bin or model-rep<R>.ckpt", path));
+  return CheckpointReader(path, "");
+}
+
+nb::dict info(const std::string& path) {
+  CheckpointReader in = open_checked(path);
+  nb::dict d;
+  d["algorithm"] = in.algorithm();
+  d["format_version"] = in.format_version();
+  nb::list sections;
+  for (const std::string& name : in.section_names()) sections.append(nb::make_tuple(name, in.section_bytes(name)));
+  d["sections"] = sections;
+  if (in.has_section("run")) d["run"] = in.section("run").get_string(kMaxRunMetaBytes);
+  return d;
+}
+
+// One float32 tensor read as u64 count + data, checked against rows x cols.
+nb::object read_tensor(ByteReader& r, const std::string& name, std::vector<std::size_t> shape) {
+  std::size_t n = 1;
+  for (std::size_t s : shape) n *= s;
+  const auto count = r.get<std::uint64_t>();
+  if (count != n) r.fail(fmt::format("tensor {} of {} values, expected {}", name, count, n));
+  float* p = new float[n == 0 ? 1 : n];
+  nb::capsule owner(p, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+  r.get_bytes(p, n * sizeof(float));
+  return nb::cast(nb::ndarray<nb::numpy, float>(p, shape.size(), shape.data(), owner));
+}
+
+void read_pqt(CheckpointReader& in, const std::vector<int>& lstm_sizes, int embedding, nb::dict& out) {
+  PolicyShape shape;
+  shape.lstm_sizes = lstm_sizes;
+  shape.embedding = embedding;
+  const PolicyLayout layout(shape);
+  ByteReader& r = in.section("pqt");
+  r.expect(kPqtStateVersion, "pqt state version");
+  for (int k = 0; k < 3; ++k) r.get<std::uint64_t>();  // npe, batches, dropped
+  r.get<double>();                                      // best reward
+  r.get_string(kMaxCodeBytes);                          // best code
+  r.get<std::uint8_t>();                                // solved
+  r.get_string(kMaxCodeBytes);                          // solution
+  char tag[sizeof kPqtLearnerTag];
+  r.get_bytes(tag, sizeof tag);
+  if (std::memcmp(tag, kPqtLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
+  const auto fingerprint = r.get<std::uint64_t>();
+  if (fingerprint != layout.fingerprint())
+    r.fail(fmt::format("learner state has policy layout fingerprint {}, the shape from the run's config {} "
+                       "(a different policy shape)",
+                       fingerprint, layout.fingerprint()));
+  r.get<std::int32_t>();  // T
+  out["version"] = r.get<std::uint64_t>();
+  const auto count = r.get<std::uint64_t>();
+  if (count != layout.tensors().size())
+    r.fail(fmt::format("{} parameter tensors, the layout has {}", count, layout.tensors().size()));
+  nb::dict weights;
+  for (const PolicyTensorSpec& t : layout.tensors()) {
+    std::vector<std::size_t> dims = t.rows == 1 && t.kind == PolicyTensorKind::kLstmBias
+                                        ? std::vector<std::size_t>{static_cast<std::size_t>(t.cols)}
+                                        : std::vector<std::size_t>{static_cast<std::size_t>(t.rows),
+                                                                   static_cast<std::size_t>(t.cols)};
+    weights[t.name.c_str()] = read_tensor(r, t.name, dims);
+  }
+  out["weights"] = weights;
+}
+
+// One TD3 agent: its shape, then every network under `prefix` (actor under the blob layout's
+// "<level>." names, the others as "<level>.<network>.").
+void read_td3(ByteReader& r, const std::string& level, nb::dict& weights, nb::dict& shapes) {
+  r.expect(kTd3Magic, "td3 agent magic");
+  r.expect(kTd3Version, "td3 agent version");
+  std::array<std::int32_t, 5> s{};
+  for (auto& v : s) v = r.get<std::int32_t>();
+  const auto [in, act, h1, h2, masked] = s;
+  if (in < 1 || act < 1 || h1 < 1 || h2 < 1 || masked < 0 || masked > in)
+    r.fail(fmt::format("td3 agent of shape (in {}, act {}, hidden {}-{}, masked {})", in, act, h1, h2, masked));
+  r.get<std::int64_t>();   // update counter
+  r.get<std::uint64_t>();  // rng
+  nb::dict shape;
+  shape["input_dim"] = in;
+  shape["action_dim"] = act;
+  shape["hidden1"] = h1;
+  shape["hidden2"] = h2;
+  shape["masked_inputs"] = masked;
+  shapes[level.c_str()] = shape;
+  const auto z = [](std::int32_t v) { return static_cast<std::size_t>(v); };
+  for (const char* net : {"actor", "critic1", "critic2", "actor_target", "critic1_target", "critic2_target"}) {
+    const bool actor = std::strncmp(net, "actor", 5) == 0;
+    const std::string prefix = level + "." + (std::string(net) == "actor" ? "" : std::string(net) + ".");
+    const std::size_t in1 = actor ? z(in) : z(in) + z(act);
+    const std::size_t in2 = actor ? z(h1) : z(h1) + z(act);
+    const std::size_t out = actor ? z(act) : 1;
+    const std::pair<const char*, std::vector<std::size_t>> tensors[] = {
+        {"fc1.weight", {z(h1), in1}}, {"fc1.bias", {z(h1)}}, {"fc2.weight", {z(h2), in2}},
+        {"fc2.bias", {z(h2)}},        {"out.weight", {out, z(h2)}}, {"out.bias", {out}}};
+    for (const auto& [name, dims] : tensors) weights[(prefix + name).c_str()] = read_tensor(r, prefix + name, dims);
+  }
+  // ZERO_OBS: the actor's input mask (the blob layout's input_mask), leading `masked` zeros.
+  float* mask = new float[z(in)];
+  for (std::int32_t k = 0; k < in; ++k) mask[k] = k < masked ? 0.0f : 1.0f;
+  nb::capsule owner(mask, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+  const std::size_t dims[1] = {z(in)};
+  weights[(level + ".input_mask").c_str()] = nb::cast(nb::ndarray<nb::numpy, float>(mask, 1, dims, owner));
+}
+
+void read_hiro(CheckpointReader& in, nb::dict& out) {
+  ByteReader& r = in.section("hiro");
+  const auto version = r.get<std::uint32_t>();
+  if (version != kHiroStateVersion && version != kHiroStateVersionNoStreams)
+    r.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, kHiroStateVersionNoStreams,
+                       kHiroStateVersion));
+  out["env_steps"] = r.get<std::uint64_t>();
+  r.get<std::uint64_t>();  // low updates
+  r.get<std::uint64_t>();  // high updates
+  r.get<std::uint64_t>();  // evaluations
+  r.get<hiro::HiroEvalRecord>();
+  out["best_success"] = r.get<double>();
+  r.get<double>();  // intrinsic reward
+  r.get_vector<std::uint64_t>(kMaxActors);
+  if (version == kHiroStateVersion) r.get_vector<std::uint64_t>(kMaxActors);
+  const auto queued = r.get<std::uint64_t>();
+  if (queued > kMaxQueuedSteps) r.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
+  for (std::uint64_t k = 0; k < queued; ++k) {
+    r.get<std::uint32_t>();
+    r.get_vector<std::byte>(kMaxQueuedRecordBytes);
+  }
+  r.expect(kHiroMagic, "hiro learner magic");
+  r.expect(kHiroLearnerVersion, "hiro learner version");
+  r.get<std::uint64_t>();  // rng
+  nb::dict weights, shapes;
+  read_td3(r, "low", weights, shapes);
+  read_td3(r, "meta", weights, shapes);
+  out["weights"] = weights;
+  out["shapes"] = shapes;
+}
+
+// {"weights": {name: array}, ...} of a pqt or hiro checkpoint (verified first).
+nb::dict weights(const std::string& path, const std::vector<int>& lstm_sizes, int embedding) {
+  CheckpointReader in = open_checked(path);
+  nb::dict out;
+  if (in.algorithm() == "pqt")
+    read_pqt(in, lstm_sizes, embedding, out);
+  else if (in.algorithm() == "hiro")
+    read_hiro(in, out);
+  else
+    throw UsageError(fmt::format("checkpoint {}: weights of algorithm '{}' are not decoded (pqt and hiro are)", path,
+                                 in.algorithm()));
+  return out;
+}
+
+}  // namespace
+
+void bind_checkpoint(nb::module_& m) {
+  m.def("checkpoint_info", &info, "path"_a, "Verifies the file; algorithm, format_version, sections, run.");
+  m.def("checkpoint_weights", &weights, "path"_a, "lstm_sizes"_a, "embedding"_a,
+        "Verifies the file and decodes its networks under their layout names.");
+}
+
+}  // namespace ringrl::python
