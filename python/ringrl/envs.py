@@ -34,6 +34,11 @@ def env_names() -> list[str]:
     return [e["name"] for e in _ringrl.env_catalog()]
 
 
+def available(name: str) -> bool:
+    """True when this build has env ``name`` (the MuJoCo envs need MuJoCo)."""
+    return any(e["name"] == name and e["available"] for e in _ringrl.env_catalog())
+
+
 def gym_id(name: str) -> str:
     """The Gymnasium id of a maze env: "ant-maze" -> "ringrl/AntMaze-v0"."""
     return "ringrl/" + "".join(part.capitalize() for part in name.split("-")) + "-v0"
@@ -228,12 +233,10 @@ def make_vec(name: str, num_envs: int = 1, seed: int | None = None, **kwargs) ->
     return VecMazeEnv(name, num_envs, seed=seed, **kwargs)
 
 
-def _vector_entry(name: str):
-    def entry(num_envs: int = 1, **kwargs):
-        kwargs.pop("render_mode", None)
-        return VecMazeEnv(name, num_envs, **kwargs)
-
-    return entry
+def _vector_entry(num_envs: int = 1, *, name: str, **kwargs) -> VecMazeEnv:
+    """gymnasium.make_vec(..., vectorization_mode="vector_entry_point")."""
+    kwargs.pop("render_mode", None)
+    return VecMazeEnv(name, num_envs, **kwargs)
 
 
 def register_envs() -> None:
@@ -244,9 +247,9 @@ def register_envs() -> None:
         gym.register(
             id=gym_id(e["name"]),
             entry_point=MazeEnv,
-            vector_entry_point=_vector_entry(e["name"]),
+            vector_entry_point=_vector_entry,
             kwargs={"name": e["name"]},
         )
 
 
-__all__ = ["MazeEnv", "VecMazeEnv", "env_names", "gym_id", "make", "make_vec", "register_envs"]
+__all__ = ["MazeEnv", "VecMazeEnv", "available", "env_names", "gym_id", "make", "make_vec", "register_envs"]
