@@ -1,1 +1,100 @@
+"""Checkpoint files (docs/checkpoints.md) from Python.
+
+    ck = ringrl.checkpoint.load("runs/r/model-rep0.ckpt")
+    ck.algorithm, ck.format_version, ck.sections   # what `ringrl checkpoint show` lists
+    ck.run                                          # the driver's run metadata (dict)
+    ck.weights["low.fc1.weight"]                    # named float32 NumPy arrays
+
+load() verifies the whole file first, as `ringrl checkpoint show` does (magic, format version,
+end record, checksum, section table); a damaged file raises ringrl.CorruptDataError (a
+RuntimeError) with the CLI's one-line message, a missing one FileNotFoundError.
+
+Weights, by algorithm, under the names of their blob layouts:
+  pqt:  embedding [vocab, emb], lstm<l>/kernel [in + h, 4h], lstm<l>/bias [4h], output [h, vocab]
+        (common/pqt/policy_layout.h; the shape comes from the run's config.json next to the file,
+        else the defaults, and must match the fingerprint stored in the file).
+  hiro: the acting networks as common/hiro/actor_blob.h names them, meta.* (high level) and
+        low.*: fc1.weight [h1, in], fc1.bias [h1], fc2.weight, fc2.bias, out.weight, out.bias,
+        input_mask [in], and mid / half_range [out] when the run's config names the env; and
+        the critics and target networks as <level>.critic1.*, <level>.actor_target.*, ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
 from ringrl import _ringrl
+
+_DEFAULT_LSTM_SIZES = [35, 35]  # configs/pqt.json policy_lstm_sizes
+_DEFAULT_EMBEDDING = 10  # configs/pqt.json obs_embedding_size
+
+
+@dataclass
+class Checkpoint:
+    path: pathlib.Path
+    algorithm: str
+    format_version: int
+    sections: dict[str, int]  # section name -> payload bytes, in file order
+    run: dict[str, Any] | None
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # pqt: version; hiro: shapes, env_steps
+
+
+def _config_next_to(path: pathlib.Path) -> dict[str, Any] | None:
+    f = path.parent / "config.json"
+    return json.loads(f.read_text()) if f.is_file() else None
+
+
+def _hiro_ranges(weights: dict, run: dict | None, config: dict | None) -> None:
+    """Adds <level>.mid and <level>.half_range: the env's action box (low level) and the goal
+    box (high level), from the run's env, targets and goal space."""
+    env = (run or {}).get("env") or (config or {}).get("env")
+    goal = (run or {}).get("goal_space")
+    if not env or not goal:
+        return
+    task = (run or {}).get("targets", "single")
+    options = _ringrl.MazeEnvOptions(task=task if task in ("single", "multi") else "single")
+    spec = _ringrl.env_spec(env, options)
+    gs = _ringrl.goal_space(goal, env, options)
+    for level, low, high in (("low", spec["action_low"], spec["action_high"]), ("meta", gs["low"], gs["high"])):
+        lo, hi = np.asarray(low, np.float32), np.asarray(high, np.float32)
+        if lo.shape[0] != weights[f"{level}.out.bias"].shape[0]:
+            return  # not this env's networks: leave the ranges out rather than guess
+        weights[f"{level}.mid"] = (hi + lo) / np.float32(2)
+        weights[f"{level}.half_range"] = (hi - lo) / np.float32(2)
+
+
+def load(path: str | os.PathLike, *, weights: bool = True) -> Checkpoint:
+    """Verifies and reads the checkpoint at ``path`` (see the module docstring). With
+    ``weights=False`` only the verification and the section list."""
+    p = pathlib.Path(path)
+    info = _ringrl.checkpoint_info(str(p))
+    run = json.loads(info["run"]) if "run" in info else None
+    ck = Checkpoint(p, info["algorithm"], info["format_version"], dict(info["sections"]), run)
+    if not weights or ck.algorithm not in ("pqt", "hiro"):
+        return ck
+    config = _config_next_to(p)
+    lstm = list((config or {}).get("policy_lstm_sizes", _DEFAULT_LSTM_SIZES))
+    emb = int((config or {}).get("obs_embedding_size", _DEFAULT_EMBEDDING))
+    out = _ringrl.checkpoint_weights(str(p), lstm, emb)
+    ck.weights = dict(out.pop("weights"))
+    ck.extra = dict(out)
+    if ck.algorithm == "hiro":
+        _hiro_ranges(ck.weights, run, config)
+    return ck
+
+
+def show(path: str | os.PathLike) -> dict[str, Any]:
+    """What `ringrl checkpoint show --json` prints for a file (without the PQT model load)."""
+    ck = load(path, weights=False)
+    out: dict[str, Any] = {"file": str(path), "algorithm": ck.algorithm, "format_version": ck.format_version,
+                           "sections": ck.sections}
+    if ck.run is not None:
+        out["run"] = ck.run
+    return out

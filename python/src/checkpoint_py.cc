@@ -17,10 +17,13 @@
 //         Td3Agent: magic "1TD3", version 1, i32 input, action, hidden1, hidden2, masked,
 //         i64 counter, u64 rng, then per network (actor, critic1, critic2 and their targets)
 //         fc1.weight, fc1.bias, fc2.weight, fc2.bias, out.weight, out.bias as u64 floats +
-//         float32 data (Adam moments and replay follow; not read).
+//         float32 data, then the Adam moments (u8 flag, i64 step, two tensors per parameter of
+//         the actor, then of both critics); then the low and the high FIFO replay (read past,
+//         their row counts returned), and nothing after them.
 // A writer that changes these layouts must change this reader: python/tests/test_checkpoint.py
 // trains tiny runs of both and loads them. Every decoding error is CorruptData naming the file
 // and section, as the C++ readers word it.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -61,6 +64,11 @@ constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
 constexpr std::uint32_t kHiroLearnerVersion = 1;
 constexpr std::uint32_t kTd3Magic = 0x33445431;  // "1TD3"
 constexpr std::uint32_t kTd3Version = 1;
+constexpr std::uint32_t kReplayMagic = 0x4f464946;  // "FIFO"
+constexpr std::uint32_t kReplayVersion = 1;
+constexpr std::uint64_t kSkipChunkBytes = std::uint64_t{1} << 20;  // replay rows read per chunk
+constexpr int kTd3ActorParams = 6;    // fc1, fc2, out: weight and bias
+constexpr int kTd3CriticParams = 12;  // both critics
 
 // Opens and verifies `path` as `ringrl checkpoint show` does.
 CheckpointReader open_checked(const std::string& path) {
@@ -162,12 +170,50 @@ void read_td3(ByteReader& r, const std::string& level, nb::dict& weights, nb::di
         {"fc2.bias", {z(h2)}},        {"out.weight", {out, z(h2)}}, {"out.bias", {out}}};
     for (const auto& [name, dims] : tensors) weights[(prefix + name).c_str()] = read_tensor(r, prefix + name, dims);
   }
+  // The actor's and the critics' Adam moments (not returned): per parameter a u8 flag, then
+  // (flag 1) the i64 step and the two moments as u64 floats + data.
+  std::vector<float> scratch;
+  for (int k = 0; k < kTd3ActorParams + kTd3CriticParams; ++k) {
+    const auto present = r.get<std::uint8_t>();
+    if (present > 1) r.fail(fmt::format("Adam state flag {}", present));
+    if (present == 0) continue;
+    r.get<std::int64_t>();
+    for (int moment = 0; moment < 2; ++moment) {
+      const auto count = r.get<std::uint64_t>();
+      if (count > r.remaining() / sizeof(float)) r.fail(fmt::format("Adam moment of {} values", count));
+      scratch.resize(static_cast<std::size_t>(count));
+      r.get_bytes(scratch.data(), scratch.size() * sizeof(float));
+    }
+  }
   // ZERO_OBS: the actor's input mask (the blob layout's input_mask), leading `masked` zeros.
   float* mask = new float[z(in)];
   for (std::int32_t k = 0; k < in; ++k) mask[k] = k < masked ? 0.0f : 1.0f;
   nb::capsule owner(mask, [](void* q) noexcept { delete[] static_cast<float*>(q); });
   const std::size_t dims[1] = {z(in)};
   weights[(level + ".input_mask").c_str()] = nb::cast(nb::ndarray<nb::numpy, float>(mask, 1, dims, owner));
+}
+
+// One FIFO replay (learner/td3/fifo_replay.cc): magic "FIFO", version 1, u64 capacity, i32
+// row floats, u64 size, u64 added, then size rows of float32, read in bounded chunks and
+// dropped. Returns the rows it held.
+std::uint64_t skip_replay(ByteReader& r) {
+  r.expect(kReplayMagic, "replay magic");
+  r.expect(kReplayVersion, "replay version");
+  const auto capacity = r.get<std::uint64_t>();
+  const auto width = r.get<std::int32_t>();
+  const auto size = r.get<std::uint64_t>();
+  const auto added = r.get<std::uint64_t>();
+  if (width < 1 || size > capacity || size != std::min(added, capacity))
+    r.fail(fmt::format("replay holds {} rows of {} floats after {} adds, capacity {}", size, width, added, capacity));
+  std::uint64_t left = size * static_cast<std::uint64_t>(width) * sizeof(float);
+  if (left > r.remaining()) r.fail(fmt::format("replay rows need {} bytes, {} left", left, r.remaining()));
+  std::vector<char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(left, kSkipChunkBytes)));
+  while (left > 0) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+    r.get_bytes(chunk.data(), n);
+    left -= n;
+  }
+  return size;
 }
 
 void read_hiro(CheckpointReader& in, nb::dict& out) {
@@ -197,6 +243,10 @@ void read_hiro(CheckpointReader& in, nb::dict& out) {
   nb::dict weights, shapes;
   read_td3(r, "low", weights, shapes);
   read_td3(r, "meta", weights, shapes);
+  for (const char* level : {"low", "meta"}) {
+    out[(std::string(level) + "_replay_rows").c_str()] = skip_replay(r);
+  }
+  r.expect_end();  // every byte accounted for: the offsets above are the writer's
   out["weights"] = weights;
   out["shapes"] = shapes;
 }

@@ -26,3 +26,27 @@ def cli() -> str:
 def run_cli(cli: str, *args: str, input: str | None = None, check: bool = True, timeout: float = 120):
     """Runs `ringrl ARGS`; returns the CompletedProcess (text)."""
     return subprocess.run([cli, *args], input=input, capture_output=True, text=True, check=check, timeout=timeout)
+
+
+def _train(cli: str, run_dir, *args: str):
+    out = run_cli(cli, "train", *args, "--run-dir", str(run_dir), check=False, timeout=300)
+    if out.returncode != 0 and "torch" in (out.stderr + out.stdout).lower() and "not" in out.stderr.lower():
+        pytest.skip(f"this ringrl has no training commands: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    return run_dir
+
+
+@pytest.fixture(scope="session")
+def hiro_run(cli, tmp_path_factory):
+    """A tiny HIRO run (kinematic-maze, hiro_orig, 3000 env steps, 16-unit networks, two
+    evaluations): config.json, metrics.csv, results.jsonl, evals.csv, model-rep0.ckpt."""
+    return _train(cli, tmp_path_factory.mktemp("hiro") / "run", "hiro", "--env", "kinematic-maze", "--goal", "orig",
+                  "--actors", "1", "--max-env-steps", "3000", "--set", "hidden=16", "--set", "eval_every=1500",
+                  "--set", "eval_episodes=2", "--set", "metrics_every_s=0.05", "--set", "batch_size=32")
+
+
+@pytest.fixture(scope="session")
+def pqt_run(cli, tmp_path_factory):
+    """A tiny PQT run (reverse, 2000 programs, one repetition)."""
+    return _train(cli, tmp_path_factory.mktemp("pqt") / "run", "pqt", "--task", "reverse", "--actors", "1",
+                  "--max-npe", "2000", "--repetitions", "1", "--set", "metrics_every_s=0.05")
