@@ -37,3 +37,7 @@ fi
 if ! "$PY" -c "import tensorboard" 2>/dev/null; then
   pip_install tensorboard || echo "setup: tensorboard did not install; the event-file read-back test will be skipped"
 fi
+# The Python package (`pip install .`, docs/python.md): its build backend, bindings and tests.
+if ! "$PY" -c "import nanobind, scikit_build_core, gymnasium, pytest, numpy" 2>/dev/null; then
+  pip_install nanobind scikit-build-core "gymnasium>=1.0" pytest numpy
+fi

@@ -3,6 +3,7 @@
 #   1. release build (LibTorch from PyPI when available), every test;
 #   2. ThreadSanitizer build of the concurrency tests only (rings, broadcast, segment), run;
 #   3. AddressSanitizer + UBSan build of the torch-free tests and the CLI they run, run.
+# Between 1 and 2: `pip install .` of the Python package and its pytest suite (python/tests).
 # The sanitizer builds leave out the torch parts and keep asserts on (docs/testing.md).
 # Prints each phase's wall time; RINGRL_SKIP_SANITIZERS=1 stops after phase 1.
 set -euo pipefail
@@ -30,6 +31,8 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 phase setup bash scripts/setup.sh
 phase "release build" bash scripts/build.sh release
 phase "release tests" ctest --preset release -j "${RINGRL_TEST_JOBS:-2}"
+# The Python package: build it into build/python (incremental) and run its tests (docs/python.md).
+phase "python" bash -c "python3 -m pip install -q --no-build-isolation . && python3 -m pytest -q python/tests"
 phase "gpu check" env RINGRL_GPU_BUILD_DIR=build/release bash scripts/gpu_check.sh  # no GPU: one JSON line
 if [[ "${RINGRL_SKIP_SANITIZERS:-0}" != 1 ]]; then
   phase "tsan build" bash -c "cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $jobs --target ringrl_concurrency_tests"
