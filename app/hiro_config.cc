@@ -91,6 +91,7 @@ hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   l.relabel = get<std::string>(cfg, "relabel");
   l.device = get<std::string>(cfg, "device");
   l.td3_kernel = get<std::string>(cfg, "td3_kernel");
+  l.cuda_graphs = runfiles::has(cfg, "cuda_graphs") ? get<std::string>(cfg, "cuda_graphs") : "auto";
   l.device_replay = get<std::string>(cfg, "device_replay");
   // A run directory from before these keys ran PyTorch's Adam and true skips; its --resume
   // goes on that way.

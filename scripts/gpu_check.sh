@@ -6,12 +6,13 @@
 #   configure       cmake into build/gpu against the torch wheel's CUDA LibTorch. No .cu files,
 #   build           but LibTorch's CMake config enables the CUDA language, so this needs a CUDA
 #                   toolkit (nvcc) even though nothing is compiled by it.
-#   cuda_tests      ctest -L cuda (tests/learner/pqt/cuda_agreement_test.cc); none may skip on a GPU.
+#   cuda_tests      ctest -L cuda (tests/learner/pqt/cuda_agreement_test.cc,
+#                   tests/learner/td3/td3_cuda_test.cc); none may skip on a GPU.
 #   pqt_update_k1   bench/pqt/model_bench on cuda:0, batches_per_update 1 and 8: updates/s.
 #   pqt_update_k8
 #   bench_npe       ringrl bench npe --json with every core but one as actors (PQT, reverse).
 #   bench_hiro      ringrl bench hiro --json --env ant-maze, the same actors.
-#   td3_update      ringrl bench td3-update --json where that subcommand exists (a hook).
+#   td3_update      ringrl bench td3-update --json: the TD3 updates with and without CUDA graphs.
 #   projection      wall time of a 10M-step ant-maze run and of a 20M-program PQT run.
 #   done            total seconds.
 # Designed for <= 8 minutes on one GPU with 16 cores: every step has a timeout, and no step
@@ -179,7 +180,7 @@ else
   fi
   has_time build || exit 1
   t0=$SECONDS
-  if timeout "$(step_timeout 330)" cmake --build "$build_dir" -j "$cores" --target ringrl pqt_cuda_tests model_bench \
+  if timeout "$(step_timeout 330)" cmake --build "$build_dir" -j "$cores" --target ringrl pqt_cuda_tests td3_cuda_tests model_bench \
       >"$out/build.log" 2>&1; then
     emit build true "\"seconds\": $((SECONDS - t0)), \"jobs\": $cores"
   else
@@ -262,23 +263,16 @@ if has_time bench_hiro; then
   fi
 fi
 
-# --- HOOK: TD3 update on the device (owned by the TD3 change) ------------------------------------
-# Runs `ringrl bench td3-update --json` once that subcommand exists (`ringrl bench --help` lists
-# it) and passes its JSON object through as "result"; until then a skipped line. The TD3 change
-# adds the subcommand and, if it wants, picks figures out of "result" here.
-if "$ringrl" bench --help 2>/dev/null | grep -Eq '^[[:space:]]+td3-update([[:space:]]|$)'; then
-  if has_time td3_update; then
-    t0=$SECONDS
-    if timeout "$(step_timeout 120)" "$ringrl" bench td3-update --json >"$out/td3_update.json" 2>"$out/td3_update.log"; then
-      emit td3_update true "\"seconds\": $((SECONDS - t0)), $(json_fields "$out/td3_update.json" '{"result": d}')"
-    else
-      emit td3_update false "\"seconds\": $((SECONDS - t0)), $(log_tail "$out/td3_update.log")"
-    fi
+# --- the TD3 updates with and without CUDA graphs ----------------------------------------------
+if has_time td3_update; then
+  t0=$SECONDS
+  if timeout "$(step_timeout 120)" "$ringrl" bench td3-update --json --device "$device" --seconds 3 \
+      >"$out/td3_update.json" 2>"$out/td3_update.log"; then
+    emit td3_update true "\"seconds\": $((SECONDS - t0)), $(json_fields "$out/td3_update.json" '{"result": d}')"
+  else
+    emit td3_update false "\"seconds\": $((SECONDS - t0)), $(log_tail "$out/td3_update.log")"
   fi
-else
-  emit td3_update true "\"skipped\": \"ringrl bench has no td3-update subcommand yet\""
 fi
-# --- end of the TD3 hook ---------------------------------------------------------------------
 
 # --- projection ---------------------------------------------------------------------------------
 # A rate of 0 (bench hiro measures only past initial_steps) projects nothing: a failed line.

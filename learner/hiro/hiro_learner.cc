@@ -74,6 +74,7 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   const HiroStreamSeeds seeds = hiro_stream_seeds(o.seed);
   t.seed = low ? seeds.low : seeds.high;
   t.kernel = td3::parse_td3_kernel(o.td3_kernel);
+  t.cuda_graphs = td3::parse_cuda_graphs(o.cuda_graphs);
   t.adam_form = td3::parse_adam_form(o.adam_form);
   t.actor_zero_grad_steps = o.actor_zero_grad_steps;
   t.threads = o.threads;
@@ -117,6 +118,7 @@ void HiroOptions::validate() const {
                      std::to_string(threads));
   (void)parse_relabel_strategy(relabel);
   (void)td3::parse_td3_kernel(td3_kernel);
+  (void)td3::parse_cuda_graphs(cuda_graphs);
   (void)td3::parse_adam_form(adam_form);
   if (device_replay != "auto" && device_replay != "on" && device_replay != "off")
     throw UsageError("hiro: device_replay '" + device_replay + "': expected auto, on or off");

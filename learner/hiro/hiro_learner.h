@@ -80,7 +80,8 @@ struct HiroOptions {
   std::size_t replay_capacity = td3::kDefaultReplayCapacity;  // each buffer
   std::string relabel = "sample";                             // sample | fun | none (§9)
   std::string device = "auto";                                // auto | cpu | cuda:N
-  std::string td3_kernel = "auto";                            // auto | eager | fused (td3.h)
+  std::string td3_kernel = "auto";                            // auto | eager | fused | graph (td3.h)
+  std::string cuda_graphs = "auto";                           // auto | on | off: the graph kernel's capture (td3.h)
   std::string device_replay = "auto";                         // auto (on with CUDA) | on | off
   std::string adam_form = "tf";                               // tf (the reference) | torch (td3.h)
   bool actor_zero_grad_steps = false;                         // the reference's off-step Adam steps (§5)

@@ -1,11 +1,13 @@
 #include "learner/td3/td3.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
 #include "common/errors.h"
 #include "learner/td3/td3_fused.h"
+#include "learner/td3/td3_graph.h"
 
 namespace ringrl::td3 {
 
@@ -139,7 +141,8 @@ Td3Kernel parse_td3_kernel(const std::string& name) {
   if (name == "auto") return Td3Kernel::kAuto;
   if (name == "eager") return Td3Kernel::kEager;
   if (name == "fused") return Td3Kernel::kFused;
-  throw UsageError("td3 kernel '" + name + "': expected auto, eager or fused");
+  if (name == "graph") return Td3Kernel::kGraph;
+  throw UsageError("td3 kernel '" + name + "': expected auto, eager, fused or graph");
 }
 
 const char* td3_kernel_name(Td3Kernel k) noexcept {
@@ -150,8 +153,17 @@ const char* td3_kernel_name(Td3Kernel k) noexcept {
       return "eager";
     case Td3Kernel::kFused:
       return "fused";
+    case Td3Kernel::kGraph:
+      return "graph";
   }
   return "?";
+}
+
+CudaGraphs parse_cuda_graphs(const std::string& name) {
+  if (name == "auto") return CudaGraphs::kAuto;
+  if (name == "on") return CudaGraphs::kOn;
+  if (name == "off") return CudaGraphs::kOff;
+  throw UsageError("cuda_graphs '" + name + "': expected auto, on or off");
 }
 
 AdamForm parse_adam_form(const std::string& name) {
@@ -257,8 +269,20 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device, std::shared_
   if (options_.kernel == Td3Kernel::kFused && !device_.is_cpu())
     throw UsageError("td3: the fused kernel runs on the CPU only, not on " + device_.str() + " (use auto or eager)");
   if (options_.kernel == Td3Kernel::kFused || (options_.kernel == Td3Kernel::kAuto && device_.is_cpu())) {
+    if (options_.cuda_graphs == CudaGraphs::kOn)
+      throw UsageError("td3: cuda_graphs=on needs the graph kernel on a CUDA device, not the fused kernel on " +
+                       device_.str());
     fused_ = std::make_unique<FusedTd3>(options_, actor_, critic1_, critic2_, actor_target_, critic1_target_,
                                         critic2_target_, *arena_);
+    return;
+  }
+  const bool graph_kernel = options_.kernel == Td3Kernel::kGraph ||
+                            (options_.kernel == Td3Kernel::kAuto && options_.cuda_graphs != CudaGraphs::kOff);
+  if (options_.cuda_graphs == CudaGraphs::kOn && !(graph_kernel && device_.is_cuda()))
+    throw UsageError(std::string("td3: cuda_graphs=on needs the graph kernel on a CUDA device, not the ") +
+                     (graph_kernel ? "graph" : "eager") + " kernel on " + device_.str());
+  if (graph_kernel) {
+    graph_ = std::make_unique<GraphTd3>(options_, *this, device_.is_cuda() && options_.cuda_graphs != CudaGraphs::kOff);
     return;
   }
   const auto adam = [](double lr) {
@@ -270,7 +294,12 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device, std::shared_
 
 Td3Agent::~Td3Agent() = default;
 
-Td3Kernel Td3Agent::kernel() const noexcept { return fused_ ? Td3Kernel::kFused : Td3Kernel::kEager; }
+Td3Kernel Td3Agent::kernel() const noexcept {
+  if (fused_) return Td3Kernel::kFused;
+  return graph_ ? Td3Kernel::kGraph : Td3Kernel::kEager;
+}
+
+bool Td3Agent::captures_cuda_graphs() const noexcept { return graph_ && graph_->captures(); }
 
 torch::Tensor Td3Agent::draw_normal(std::int64_t rows) {
   const std::int64_t act = options_.shape.action_dim;
@@ -332,6 +361,21 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
     ++counter_;
     return stats;
   }
+  if (graph_) {
+    {
+      auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
+      stats.critic_loss = graph_->critic_step(batch, eps.defined() ? eps : draw_normal(batch.x.size(0)));
+    }
+    auto scope = learner::profile_scope(profiler, learner::Phase::kActor);  // the target phase is in it
+    if (counter_ % options_.update_period == 0) {
+      stats.actor_loss = graph_->actor_step();
+      stats.actor_step = true;
+    } else if (options_.actor_zero_grad_steps) {
+      graph_->actor_zero_grad_step();
+    }
+    ++counter_;
+    return stats;
+  }
   // Critics: one Adam step on the mean Huber loss of both against the shared target.
   {
     auto scope = learner::profile_scope(profiler, learner::Phase::kCritic);
@@ -369,11 +413,13 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
 }
 
 AdamSnapshot Td3Agent::actor_adam() const {
-  return fused_ ? fused_->actor_adam().snapshot() : snapshot_adam(*actor_opt_);
+  if (fused_) return fused_->actor_adam().snapshot();
+  return graph_ ? graph_->actor_adam().snapshot() : snapshot_adam(*actor_opt_);
 }
 
 AdamSnapshot Td3Agent::critic_adam() const {
-  return fused_ ? fused_->critic_adam().snapshot() : snapshot_adam(*critic_opt_);
+  if (fused_) return fused_->critic_adam().snapshot();
+  return graph_ ? graph_->critic_adam().snapshot() : snapshot_adam(*critic_opt_);
 }
 
 void Td3Agent::soft_update() {
@@ -398,6 +444,9 @@ void Td3Agent::save(ByteWriter& out) const {
   if (fused_) {
     fused_->actor_adam().save(out);
     fused_->critic_adam().save(out);
+  } else if (graph_) {
+    graph_->actor_adam().save(out);
+    graph_->critic_adam().save(out);
   } else {
     save_adam(out, *actor_opt_);
     save_adam(out, *critic_opt_);
@@ -429,12 +478,49 @@ void Td3Agent::load(ByteReader& in) {
   if (fused_) {
     fused_->actor_adam().load(in);
     fused_->critic_adam().load(in);
+  } else if (graph_) {
+    graph_->actor_adam().load(in);
+    graph_->critic_adam().load(in);
   } else {
     load_adam(in, *actor_opt_);
     load_adam(in, *critic_opt_);
   }
   counter_ = counter;
   rng_.set_state(rng_state);
+}
+
+void save_adam_moments(ByteWriter& out, std::int64_t steps, const std::vector<torch::Tensor>& m,
+                       const std::vector<torch::Tensor>& v) {
+  for (std::size_t k = 0; k < m.size(); ++k) {
+    out.put<std::uint8_t>(steps > 0 ? 1 : 0);
+    if (steps == 0) continue;
+    out.put<std::int64_t>(steps);
+    save_tensor(out, m[k]);
+    save_tensor(out, v[k]);
+  }
+}
+
+std::int64_t load_adam_moments(ByteReader& in, std::vector<torch::Tensor>& m, std::vector<torch::Tensor>& v) {
+  std::int64_t step = -1;
+  for (std::size_t k = 0; k < m.size(); ++k) {
+    const auto present = in.get<std::uint8_t>();
+    if (present > 1) in.fail("Adam state flag " + std::to_string(present));
+    std::int64_t s = 0;
+    if (present == 1) {
+      s = in.get<std::int64_t>();
+      if (s < 1) in.fail("Adam step " + std::to_string(s));
+      load_tensor(in, m[k]);
+      load_tensor(in, v[k]);
+    } else {
+      torch::NoGradGuard no_grad;
+      m[k].zero_();
+      v[k].zero_();
+    }
+    if (step >= 0 && s != step)
+      in.fail("Adam steps differ between parameters (" + std::to_string(step) + " and " + std::to_string(s) + ")");
+    step = s;
+  }
+  return std::max<std::int64_t>(step, 0);
 }
 
 void save_tensor(ByteWriter& out, const torch::Tensor& t) {

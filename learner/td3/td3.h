@@ -34,8 +34,13 @@
 // * Kernel: kEager runs the update through torch modules, autograd and torch::optim::Adam (any
 //   device; for kTensorFlow its epsilon is set to eps / sqrt(1 - b2^t) before step t, which is
 //   the TF form); kFused runs learner/td3/td3_fused.h's hand-written CPU passes on the same
-//   parameter tensors (CPU only); kAuto picks kFused on the CPU and kEager elsewhere. Both
+//   parameter tensors (CPU only); kGraph runs learner/td3/td3_graph.h's fixed sequence on
+//   static buffers (any device), captured as CUDA graphs on CUDA unless cuda_graphs is off;
+//   kAuto picks kFused on the CPU, and on CUDA kGraph (kEager with cuda_graphs off). All
 //   follow the contract above and share the checkpoint layout.
+// * cuda_graphs: kAuto captures wherever the graph kernel runs on CUDA; kOn is the same but
+//   refuses (UsageError) a setup where nothing would be captured (a CPU device, or the eager
+//   or fused kernel); kOff never captures.
 // * Threads: the fused kernel runs its tasks on a TaskArena (learner/task_arena.h) of
 //   `threads` threads, its own or one given at construction (HiroLearner gives both levels
 //   one); the results do not depend on the count. The eager kernel runs on torch's intra-op
@@ -66,10 +71,15 @@ using learner::kMaxTaskThreads;
 
 
 /// How update() computes (file comment).
-enum class Td3Kernel { kAuto, kEager, kFused };
-/// "auto", "eager", "fused"; UsageError otherwise.
+enum class Td3Kernel { kAuto, kEager, kFused, kGraph };
+/// "auto", "eager", "fused", "graph"; UsageError otherwise.
 Td3Kernel parse_td3_kernel(const std::string& name);
 const char* td3_kernel_name(Td3Kernel k) noexcept;
+
+/// Whether the graph kernel captures CUDA graphs (file comment).
+enum class CudaGraphs { kAuto, kOn, kOff };
+/// "auto", "on", "off"; UsageError otherwise.
+CudaGraphs parse_cuda_graphs(const std::string& name);
 
 /// Where Adam adds epsilon (file comment).
 enum class AdamForm { kTensorFlow, kPyTorch };
@@ -98,6 +108,7 @@ struct Td3Options {
   double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
   std::uint64_t seed = 0;                              // initial weights and the agent's Td3Rng
   Td3Kernel kernel = Td3Kernel::kAuto;
+  CudaGraphs cuda_graphs = CudaGraphs::kAuto;
   AdamForm adam_form = AdamForm::kTensorFlow;  // §3: TF's Adam
   bool actor_zero_grad_steps = false;          // §5 quirk: zero-gradient actor steps on off updates
   int threads = 1;                             // the fused kernel's threads, 1 to kMaxTaskThreads
@@ -149,6 +160,7 @@ struct Td3Stats {
 };
 
 class FusedTd3;
+class GraphTd3;
 
 /// A copy of one optimiser's state: the steps it took and, per parameter (in the order of the
 /// network's parameters; Q1's then Q2's for the critics), the moments m and v (host tensors).
@@ -184,6 +196,11 @@ class Td3Agent {
   torch::Tensor act(const torch::Tensor& x);
   /// The kernel in use (kAuto resolved).
   Td3Kernel kernel() const noexcept;
+  /// True when the update's phases are (or will be, after their warm-up) CUDA graphs.
+  bool captures_cuda_graphs() const noexcept;
+  /// theta_targ <- (1 - tau) theta_targ + tau theta for the actor and both critics (the eager
+  /// and graph kernels' target phase).
+  void soft_update();
   /// Standard-normal draws [rows, action_dim] from the agent's Td3Rng, on the device.
   torch::Tensor draw_normal(std::int64_t rows);
 
@@ -210,8 +227,6 @@ class Td3Agent {
   void load(ByteReader& in);
 
  private:
-  void soft_update();
-
   Td3Options options_;
   torch::Device device_;
   Td3Rng rng_;
@@ -221,8 +236,17 @@ class Td3Agent {
   std::vector<torch::Tensor> critic_params_;                    // Q1 then Q2
   std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_;  // kEager
   std::unique_ptr<FusedTd3> fused_;                             // kFused
+  std::unique_ptr<GraphTd3> graph_;                             // kGraph
   std::int64_t counter_ = 0;
 };
+
+/// The per-parameter Adam layout every kernel saves: per tensor a flag (1 once a step was
+/// taken), then the step count and the moments m and v (any device).
+void save_adam_moments(ByteWriter& out, std::int64_t steps, const std::vector<torch::Tensor>& m,
+                       const std::vector<torch::Tensor>& v);
+/// Reads that layout into `m` and `v` (same shapes, any device; 0 where a flag is 0) and
+/// returns the step count; CorruptData on a bad flag or step counts that differ.
+std::int64_t load_adam_moments(ByteReader& in, std::vector<torch::Tensor>& m, std::vector<torch::Tensor>& v);
 
 /// Writes a float tensor (any device) as u64 numel + float32 values.
 void save_tensor(ByteWriter& out, const torch::Tensor& t);

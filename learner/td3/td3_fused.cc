@@ -187,37 +187,9 @@ AdamSnapshot AdamState::snapshot() const {
   return s;
 }
 
-void AdamState::save(ByteWriter& out) const {
-  for (std::size_t k = 0; k < params_.size(); ++k) {
-    out.put<std::uint8_t>(step_ > 0 ? 1 : 0);
-    if (step_ == 0) continue;
-    out.put<std::int64_t>(step_);
-    save_tensor(out, m_[k]);
-    save_tensor(out, v_[k]);
-  }
-}
+void AdamState::save(ByteWriter& out) const { save_adam_moments(out, step_, m_, v_); }
 
-void AdamState::load(ByteReader& in) {
-  std::int64_t step = -1;
-  for (std::size_t k = 0; k < params_.size(); ++k) {
-    const auto present = in.get<std::uint8_t>();
-    if (present > 1) in.fail("Adam state flag " + std::to_string(present));
-    std::int64_t s = 0;
-    if (present == 1) {
-      s = in.get<std::int64_t>();
-      if (s < 1) in.fail("Adam step " + std::to_string(s));
-      load_tensor(in, m_[k]);
-      load_tensor(in, v_[k]);
-    } else {
-      m_[k].zero_();
-      v_[k].zero_();
-    }
-    if (step >= 0 && s != step)
-      in.fail("Adam steps differ between parameters (" + std::to_string(step) + " and " + std::to_string(s) + ")");
-    step = s;
-  }
-  step_ = std::max<std::int64_t>(step, 0);
-}
+void AdamState::load(ByteReader& in) { step_ = load_adam_moments(in, m_, v_); }
 
 // -------------------------------------------------------------------------------- FusedTd3
 

@@ -1,8 +1,10 @@
-// The fused CPU update (learner/td3/td3_fused.h) against the autograd path (td3.h): from the
-// same weights and batches, every network, target and loss agrees to float rounding over
-// many updates (with ZERO_OBS masking, both actor-step phases and a batch-size change);
-// checkpoints move between the two kernels; act() over several chunks equals the module; one
-// and two learner threads give the same bits (the task cut does not depend on the count).
+// The fused CPU update (learner/td3/td3_fused.h) and the graph kernel's fixed sequence
+// (learner/td3/td3_graph.h, run uncaptured on the CPU) against the autograd path (td3.h):
+// from the same weights and batches, every network, target and loss agrees to float rounding
+// over many updates (with ZERO_OBS masking, both actor-step phases, zero-gradient actor steps
+// and a batch-size change); checkpoints move between the kernels; act() over several chunks
+// equals the module; one and two learner threads give the same bits (the task cut does not
+// depend on the count); cuda_graphs=on is refused where nothing would be captured.
 // td3_test.cc checks the default kernel (fused on the CPU) against hand-computed values.
 #include <algorithm>
 #include <cmath>
@@ -64,11 +66,17 @@ double max_rel_diff(Td3Agent& a, Td3Agent& b) {
   return worst;
 }
 
-void expect_kernels_agree(int masked) {
-  Td3Agent eager(options(Td3Kernel::kEager, masked), torch::kCPU);
-  Td3Agent fused(options(Td3Kernel::kFused, masked), torch::kCPU);
+// The eager kernel against `kernel` (fused or graph) over 12 updates.
+void expect_kernels_agree(Td3Kernel kernel, int masked, bool zero_grad_steps = false) {
+  Td3Options oe = options(Td3Kernel::kEager, masked);
+  oe.actor_zero_grad_steps = zero_grad_steps;
+  Td3Options of = oe;
+  of.kernel = kernel;
+  Td3Agent eager(oe, torch::kCPU);
+  Td3Agent fused(of, torch::kCPU);
   ASSERT_EQ(eager.kernel(), Td3Kernel::kEager);
-  ASSERT_EQ(fused.kernel(), Td3Kernel::kFused);
+  ASSERT_EQ(fused.kernel(), kernel);
+  ASSERT_FALSE(fused.captures_cuda_graphs()) << "nothing is captured on the CPU";
   ASSERT_EQ(max_rel_diff(eager, fused), 0.0) << "same seed, same initial weights";
   const auto start = all_tensors(fused);
   for (int u = 0; u < 12; ++u) {
@@ -88,6 +96,8 @@ void expect_kernels_agree(int masked) {
     }
     EXPECT_LT(max_rel_diff(eager, fused), 2e-3) << "after update " << u;
   }
+  EXPECT_EQ(fused.actor_adam().steps, eager.actor_adam().steps);
+  EXPECT_EQ(fused.critic_adam().steps, eager.critic_adam().steps);
   // The comparison means something: the weights moved well beyond the tolerance.
   const auto end = all_tensors(fused);
   double moved = 0.0;
@@ -100,18 +110,55 @@ void expect_kernels_agree(int masked) {
   }
 }
 
-TEST(Td3Fused, AgreesWithAutogradOverManyUpdates) { expect_kernels_agree(0); }
-TEST(Td3Fused, AgreesWithAutogradWithMaskedInputs) { expect_kernels_agree(2); }
+TEST(Td3Fused, AgreesWithAutogradOverManyUpdates) { expect_kernels_agree(Td3Kernel::kFused, 0); }
+TEST(Td3Fused, AgreesWithAutogradWithMaskedInputs) { expect_kernels_agree(Td3Kernel::kFused, 2); }
+TEST(Td3Graph, AgreesWithAutogradOverManyUpdates) { expect_kernels_agree(Td3Kernel::kGraph, 0); }
+TEST(Td3Graph, AgreesWithAutogradWithMaskedInputs) { expect_kernels_agree(Td3Kernel::kGraph, 2); }
+TEST(Td3Graph, AgreesWithAutogradWithZeroGradientSteps) {
+  expect_kernels_agree(Td3Kernel::kGraph, 2, /*zero_grad_steps=*/true);
+}
+
+TEST(Td3Graph, AdamFormsFollowTheirOwnEpsilon) {
+  // One step on gradients near eps (inputs and rewards scaled down), where the two forms of
+  // td3.h differ by a large factor: the graph kernel's device Adam must move each critic
+  // weight as the eager kernel does, in each form.
+  constexpr double kScale = 1e-4;
+  for (const AdamForm form : {AdamForm::kTensorFlow, AdamForm::kPyTorch}) {
+    Td3Options oe = options(Td3Kernel::kEager, 0);
+    oe.adam_form = form;
+    Td3Options og = oe;
+    og.kernel = Td3Kernel::kGraph;
+    Td3Agent eager(oe, torch::kCPU), graph(og, torch::kCPU);
+    const auto start = all_tensors(eager);
+    Td3Batch b = batch(20, 7);
+    b = {b.x * kScale, b.a * kScale, b.r * kScale, b.x_next * kScale};
+    const auto eps = torch::randn({20, 3});
+    eager.update(b, eps);
+    graph.update(b, eps);
+    const auto te = all_tensors(eager), tg = all_tensors(graph);
+    double largest = 0.0, worst = 0.0;
+    for (std::size_t i = 0; i < te.size(); ++i) {
+      largest = std::max(largest, (te[i] - start[i]).abs().max().item<double>());
+      worst = std::max(worst, ((te[i] - start[i]) - (tg[i] - start[i])).abs().max().item<double>());
+    }
+    EXPECT_GT(largest, 0.0);
+    EXPECT_LT(worst, 1e-3 * largest) << (form == AdamForm::kTensorFlow ? "tf" : "torch");
+  }
+}
 
 TEST(Td3Fused, CheckpointsMoveBetweenKernels) {
-  for (const bool fused_first : {true, false}) {
-    Td3Agent a(options(fused_first ? Td3Kernel::kFused : Td3Kernel::kEager, 2), torch::kCPU);
+  const std::pair<Td3Kernel, Td3Kernel> pairs[] = {{Td3Kernel::kFused, Td3Kernel::kEager},
+                                                   {Td3Kernel::kEager, Td3Kernel::kFused},
+                                                   {Td3Kernel::kGraph, Td3Kernel::kFused},
+                                                   {Td3Kernel::kEager, Td3Kernel::kGraph}};
+  for (const auto& [first, second] : pairs) {
+    Td3Agent a(options(first, 2), torch::kCPU);
     for (int u = 0; u < 3; ++u) a.update(batch(50, u));
     std::string bytes;
     StringSink sink(&bytes);
     ByteWriter w(sink);
     a.save(w);
-    Td3Agent b(options(fused_first ? Td3Kernel::kEager : Td3Kernel::kFused, 2), torch::kCPU);
+    Td3Agent b(options(second, 2), torch::kCPU);
     MemorySource src(bytes);
     ByteReader r(src, "td3 checkpoint");
     b.load(r);
@@ -125,7 +172,7 @@ TEST(Td3Fused, CheckpointsMoveBetweenKernels) {
       a.update(bt, eps);
       b.update(bt, eps);
     }
-    EXPECT_LT(max_rel_diff(a, b), 2e-3) << (fused_first ? "fused -> eager" : "eager -> fused");
+    EXPECT_LT(max_rel_diff(a, b), 2e-3) << td3_kernel_name(first) << " -> " << td3_kernel_name(second);
   }
 }
 
@@ -204,14 +251,32 @@ TEST(Td3Fused, KernelNamesParseAndAutoIsFusedOnTheCpu) {
   EXPECT_EQ(parse_td3_kernel("auto"), Td3Kernel::kAuto);
   EXPECT_EQ(parse_td3_kernel("eager"), Td3Kernel::kEager);
   EXPECT_EQ(parse_td3_kernel("fused"), Td3Kernel::kFused);
+  EXPECT_EQ(parse_td3_kernel("graph"), Td3Kernel::kGraph);
   try {
     parse_td3_kernel("fast");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "td3 kernel 'fast': expected auto, eager or fused");
+    EXPECT_EQ(std::string(e.what()), "td3 kernel 'fast': expected auto, eager, fused or graph");
   }
   Td3Agent a(options(Td3Kernel::kAuto, 0), torch::kCPU);
   EXPECT_EQ(a.kernel(), Td3Kernel::kFused);
+}
+
+TEST(Td3Graph, CudaGraphsOnIsRefusedWhereNothingWouldBeCaptured) {
+  EXPECT_EQ(parse_cuda_graphs("auto"), CudaGraphs::kAuto);
+  EXPECT_EQ(parse_cuda_graphs("off"), CudaGraphs::kOff);
+  EXPECT_THROW(parse_cuda_graphs("yes"), UsageError);
+  for (const Td3Kernel k : {Td3Kernel::kAuto, Td3Kernel::kFused, Td3Kernel::kGraph, Td3Kernel::kEager}) {
+    Td3Options o = options(k, 0);
+    o.cuda_graphs = CudaGraphs::kOn;
+    try {
+      Td3Agent a(o, torch::kCPU);
+      FAIL() << td3_kernel_name(k);
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("cuda_graphs=on needs the graph kernel on a CUDA device"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace
