@@ -24,6 +24,7 @@
 #include "common/byte_codec.h"
 #include "learner/cuda_support.h"
 #include "learner/td3/td3.h"
+#include "tests/learner/td3/td3_test_util.h"
 #include "learner/td3/td3_graph.h"
 
 namespace ringrl::td3 {
@@ -58,24 +59,8 @@ std::string no_cuda_reason() {
   return "";
 }
 
-std::vector<torch::Tensor> all_tensors(Td3Agent& a) {
-  std::vector<torch::Tensor> out;
-  for (torch::nn::Module* m :
-       {static_cast<torch::nn::Module*>(a.actor().get()), static_cast<torch::nn::Module*>(a.critic1().get()),
-        static_cast<torch::nn::Module*>(a.critic2().get()), static_cast<torch::nn::Module*>(a.actor_target().get()),
-        static_cast<torch::nn::Module*>(a.critic1_target().get()),
-        static_cast<torch::nn::Module*>(a.critic2_target().get())})
-    for (const auto& p : m->parameters()) out.push_back(p.detach().to(torch::kCPU).clone());
-  return out;
-}
-
-double max_rel_diff(Td3Agent& a, Td3Agent& b) {
-  const auto ta = all_tensors(a), tb = all_tensors(b);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < ta.size(); ++i)
-    worst = std::max(worst, ((ta[i] - tb[i]).abs() / (tb[i].abs() + 1e-3)).max().item<double>());
-  return worst;
-}
+using testing_util::all_tensors;
+using testing_util::max_rel_diff;
 
 struct Inputs {
   Td3Batch batch;

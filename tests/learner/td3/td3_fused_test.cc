@@ -17,6 +17,7 @@
 #include "common/byte_codec.h"
 #include "common/errors.h"
 #include "learner/td3/td3.h"
+#include "tests/learner/td3/td3_test_util.h"
 #include "learner/td3/td3_fused.h"
 
 namespace ringrl::td3 {
@@ -46,25 +47,8 @@ Td3Batch batch(int rows, int seed) {
           torch::randn({rows, 9}) * 2};
 }
 
-std::vector<torch::Tensor> all_tensors(Td3Agent& a) {
-  std::vector<torch::Tensor> out;
-  for (torch::nn::Module* m :
-       {static_cast<torch::nn::Module*>(a.actor().get()), static_cast<torch::nn::Module*>(a.critic1().get()),
-        static_cast<torch::nn::Module*>(a.critic2().get()), static_cast<torch::nn::Module*>(a.actor_target().get()),
-        static_cast<torch::nn::Module*>(a.critic1_target().get()),
-        static_cast<torch::nn::Module*>(a.critic2_target().get())})
-    for (const auto& p : m->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
-// Largest |a - b| / (1e-3 + |b|) over every tensor of both agents.
-double max_rel_diff(Td3Agent& a, Td3Agent& b) {
-  const auto ta = all_tensors(a), tb = all_tensors(b);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < ta.size(); ++i)
-    worst = std::max(worst, ((ta[i] - tb[i]).abs() / (tb[i].abs() + 1e-3)).max().item<double>());
-  return worst;
-}
+using testing_util::all_tensors;
+using testing_util::max_rel_diff;
 
 // The eager kernel against `kernel` (fused or graph) over 12 updates.
 void expect_kernels_agree(Td3Kernel kernel, int masked, bool zero_grad_steps = false) {
