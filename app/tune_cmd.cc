@@ -17,15 +17,18 @@
 // run directory that holds results or a checkpoint is passed to `train pqt --resume`, and
 // DIR/tune.json pins the session settings so a different space or budget is refused.
 //
+// Under mpirun or srun with several ranks (app/cluster_jobs.h, docs/cluster.md), every rank
+// runs trials on its own slots and rank 0 hands them out: rank 0's --run-dir is the session
+// directory; the other ranks run in --node-dir (default: the same path on their host) and
+// their trial directories are gathered into rank 0's when each task ends. A task whose
+// results are all in rank 0's directory is skipped on a rerun.
+//
 // Before anything starts, every selected trial's config is resolved and validated in-process
 // with the trainer's own validation (app/pqt_config.h, app/ga_config.h), so a bad key or value
 // is one UsageError. GA trials run on the CPU (--parallel at once) whether or not GPUs exist.
 #include "app/commands.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,7 +47,9 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "app/child_runs.h"
 #include "app/cli_numbers.h"
+#include "app/cluster_jobs.h"
 #include "app/ga_config.h"
 #include "app/pqt_config.h"
 #include "app/tune_grid.h"
@@ -56,6 +61,8 @@
 #include "common/signals.h"
 #include "envs/bf/scorer.h"
 #include "learner/devices.h"
+#include "mpi/comm.h"
+#include "mpi/job_messages.h"
 
 namespace ringrl::app {
 namespace {
@@ -63,17 +70,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kSelfExe = "/proc/self/exe";
 constexpr const char* kTuningResultsFile = "tuning_results.txt";
 constexpr const char* kTuningSummaryFile = "tuning_summary.txt";
 constexpr const char* kSessionFile = "tune.json";
-constexpr const char* kChildLogFile = "train.log";
-constexpr const char* kCheckpointFile = "checkpoint.bin";  // as learner/pqt/pqt_trainer.cc names it
 constexpr const char* kTrialDirPrefix = "trial_";
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr int kInterruptedStatus = 130;  // `train pqt` after SIGINT/SIGTERM; also ours
 constexpr int kFailedStatus = 1;
-constexpr int kExecFailedStatus = 127;
+constexpr int kUsageStatus = 2;  // a worker rank of a job rank 0 refused (rank 0 says why)
 constexpr std::size_t kMaxLogLineChars = 300;
 constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
@@ -83,6 +87,7 @@ struct TuneCli {
   std::vector<std::string> sets;
   std::optional<std::uint32_t> repetitions, parallel, actors;
   std::optional<std::uint64_t> max_npe;
+  std::string node_dir;  // under MPI: where ranks other than 0 keep their trials
   bool dry_run = false;
 };
 
@@ -109,8 +114,9 @@ std::vector<std::string> set_assignments(const TuneSettings& s) {
   return out;
 }
 
-// The trainer's own validation of one trial on one task, without starting anything.
-void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, const TuneSettings& s,
+// The trainer's own validation of one trial on one task, without starting anything; returns
+// the trial's resolved config (what ranks of an MPI job compare).
+json preflight(const TuneSpace& space, std::size_t trial, const json& hparams, const TuneSettings& s,
                const std::string& task) {
   std::vector<std::string> sets = set_assignments(s);
   for (const auto& [k, v] : hparams.items()) sets.push_back(k + "=" + v.dump());
@@ -122,10 +128,12 @@ void preflight(const TuneSpace& space, std::size_t trial, const json& hparams, c
       ga::GaOptions o = ga_options_from(resolve_ga_config("", sets));
       o.run_dir = ".";  // only to pass validation: the child gets its own
       o.validate();     // unknown task names fail here
+      return resolve_ga_config("", sets);
     } else {
       const json cfg = resolve_pqt_config("", space.mode, sets);
       (void)train_options_from(cfg);
       (void)bf::make_task(task, actor_options_from(cfg).score);  // unknown task names fail here
+      return cfg;
     }
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("trial {} ({}) on task {}: {}", trial, format_hparams(hparams), task, e.what()));
@@ -166,42 +174,15 @@ std::string last_log_line(const fs::path& log) {
   return last;
 }
 
-// Starts `/proc/self/exe args...` with stdout and stderr appended to `log`.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> argv_storage = {kSelfExe};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log_path = log.string();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of a tuning trial");
-  if (pid == 0) {                      // only async-signal-safe calls until exec
-    setpgid(0, 0);                     // terminal signals reach tune only; tune forwards them once
-    prctl(PR_SET_PDEATHSIG, SIGTERM);  // tune gone (even by SIGKILL): the trial stops too
-    if (getppid() != parent) _exit(kExecFailedStatus);
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    execv(kSelfExe, argv.data());
-    _exit(kExecFailedStatus);
-  }
-  return pid;
-}
-
 // One trial in flight: its tasks run one after another on the trial's device.
 struct TrialJob {
   std::size_t position = 0;  // in the selected list
   std::size_t trial = 0;
   json hparams;
+  std::size_t slot = 0;
   std::string device;
   std::size_t next_task = 0;  // index into the task cycle
-  pid_t pid = -1;
+  std::uint64_t child = 0;    // the runner's id of the running task
   fs::path log;
   std::string status = "ok", error;
 };
@@ -209,15 +190,18 @@ struct TrialJob {
 class TuneSession {
  public:
   TuneSession(TuneSpace space, TuneSettings settings, std::vector<std::size_t> trials, fs::path run_dir,
-              std::uint32_t actors)
+              std::uint32_t actors, ChildRunner& runner)
       : space_(std::move(space)),
         s_(std::move(settings)),
         trials_(std::move(trials)),
         run_dir_(std::move(run_dir)),
-        actors_(actors) {}
+        actors_(actors),
+        runner_(runner) {}
 
-  // Runs every trial with `devices` (one slot per entry). Returns the exit status.
-  int run(const std::vector<std::string>& devices) {
+  // Runs every trial on the runner's slots: `devices` (what a trial on the slot is given) and
+  // `where` (how the log names the slot), one entry per slot. Returns the exit status.
+  int run(const std::vector<std::string>& devices, const std::vector<std::string>& where) {
+    where_ = where;
     std::deque<std::size_t> pending;
     for (std::size_t p = 0; p < trials_.size(); ++p) pending.push_back(p);
     std::vector<std::optional<TrialJob>> slots(devices.size());
@@ -229,6 +213,7 @@ class TuneSession {
           job.position = pending.front();
           job.trial = trials_[job.position];
           job.hparams = space_.trial_hparams(job.trial);
+          job.slot = slot;
           job.device = devices[slot];
           pending.pop_front();
           if (start_next_task(job))
@@ -244,17 +229,14 @@ class TuneSession {
         forwarded = true;
         spdlog::warn("tune: signal {}: stopping the running trials (each writes a checkpoint)", shutdown_signal());
         for (const auto& j : slots)
-          if (j) kill(j->pid, shutdown_signal());
+          if (j) runner_.signal(j->child, shutdown_signal());
       }
-      std::this_thread::sleep_for(kPollInterval);
+      runner_.idle(kPollInterval);
       for (auto& j : slots) {
         if (!j) continue;
-        int wstatus = 0;
-        const pid_t r = waitpid(j->pid, &wstatus, WNOHANG);
-        if (r == 0) continue;
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) throw std::system_error(errno, std::generic_category(), "waitpid on a tuning trial");
-        if (on_child_exit(*j, wstatus, forwarded)) continue;  // the trial's next task started
+        const std::optional<int> wstatus = runner_.poll(j->child);
+        if (!wstatus) continue;
+        if (on_child_exit(*j, *wstatus, forwarded)) continue;  // the trial's next task started
         finish(*j);
         j.reset();
       }
@@ -278,7 +260,7 @@ class TuneSession {
  private:
   fs::path task_dir(std::size_t trial, const std::string& task) const { return trial_dir(run_dir_, trial) / task; }
 
-  // Starts the child for the job's next task with repetitions; false when none is left.
+  // Starts the child for the job's next task with repetitions left; false when none is left.
   bool start_next_task(TrialJob& job) {
     const std::size_t len = s_.task_cycle.size();
     for (; job.next_task < len; ++job.next_task) {
@@ -288,15 +270,19 @@ class TuneSession {
       if (run.repetitions == 0) continue;
       const fs::path dir = task_dir(job.trial, run.task);
       fs::create_directories(dir);
+      if (repetitions_done(dir) >= run.repetitions) {  // a rerun: this task's results are all here
+        spdlog::info("tune: trial {} {}: {} repetition(s) already done; skipped", job.trial, run.task, run.repetitions);
+        continue;
+      }
       run.run_dir = dir.string();
       run.device = job.device;
       run.actors = actors_;
-      run.resume = fs::exists(dir / runfiles::kResultsFileName) || fs::exists(dir / kCheckpointFile);
+      run.resume = false;  // the runner adds --resume where the run finds results or a checkpoint
       job.log = dir / kChildLogFile;
-      job.pid = spawn(train_arguments(space_, job.hparams, s_, run), job.log);
+      job.child = runner_.start(job.slot, {train_arguments(space_, job.hparams, s_, run), dir, job.log});
       spdlog::info("tune: trial {} [{}/{}] {}: {} on {}, {} repetition(s){}; log {}", job.trial, job.position + 1,
-                   trials_.size(), format_hparams(job.hparams), run.task, run.device, run.repetitions,
-                   run.resume ? " (resumed)" : "", job.log.string());
+                   trials_.size(), format_hparams(job.hparams), run.task, where_[job.slot], run.repetitions,
+                   has_resumable_state(dir) ? " (resumed)" : "", job.log.string());
       return true;
     }
     return false;
@@ -326,6 +312,13 @@ class TuneSession {
     spdlog::error("tune: trial {}: {}", job.trial, job.error);
     failed_ = true;
     return false;
+  }
+
+  // Distinct repetitions of the task directory's results.jsonl (0 without one).
+  static std::size_t repetitions_done(const fs::path& dir) {
+    const fs::path file = dir / runfiles::kResultsFileName;
+    if (!fs::exists(file)) return 0;
+    return runfiles::completed_values(runfiles::read_json_lines(file)).size();
   }
 
   TrialResult collect(std::size_t trial, const json& hparams) const {
@@ -394,6 +387,8 @@ class TuneSession {
   std::vector<std::size_t> trials_;
   fs::path run_dir_;
   std::uint32_t actors_;
+  ChildRunner& runner_;
+  std::vector<std::string> where_;
   std::vector<TrialResult> results_;
   std::set<std::size_t> done_;
   bool failed_ = false, interrupted_ = false;
@@ -408,7 +403,10 @@ int run_tune(const TuneCli& c) {
   if (c.repetitions) s.repetitions = *c.repetitions;
   if (c.max_npe) s.max_npe = *c.max_npe;
   const std::vector<std::size_t> trials = select_trials(space.num_trials(), c.trials, c.trial_range);
-  const std::string run_dir = c.run_dir.empty() ? default_run_dir(space.name) : c.run_dir;
+  std::string run_dir = c.run_dir.empty() ? default_run_dir(space.name) : c.run_dir;
+  // Under mpirun/srun with several ranks: one job, rank 0's run directory (its time stamp).
+  std::unique_ptr<mpi::Comm> comm = c.dry_run ? nullptr : join_mpi_job();
+  if (comm) run_dir = comm->broadcast(run_dir, 0);
 
   if (c.dry_run) {
     std::printf("space %s: %zu trials, mode %s; %zu selected\n", space.name.c_str(), space.num_trials(),
@@ -438,8 +436,9 @@ int run_tune(const TuneCli& c) {
     return 0;
   }
 
+  std::vector<std::string> resolved;  // every trial's config on every task
   for (std::size_t t : trials)
-    for (const auto& task : s.task_cycle) preflight(space, t, space.trial_hparams(t), s, task);
+    for (const auto& task : s.task_cycle) resolved.push_back(preflight(space, t, space.trial_hparams(t), s, task).dump());
 
   std::vector<std::string> devices;
   const int gpus = space.trainer == "pqt" ? learner::cuda_device_count() : 0;  // GA trials: CPU only
@@ -452,12 +451,40 @@ int run_tune(const TuneCli& c) {
     devices.assign(c.parallel.value_or(1), "cpu");
   }
 
-  pin_session(run_dir, session_identity(space, s));
   install_shutdown_handlers();
-  TuneSession session(space, s, trials, run_dir, c.actors.value_or(0));
-  spdlog::info("tune: space {}, {} trial(s), {} at a time on {}; run directory {}", space.name, trials.size(),
-               devices.size(), gpus > 0 ? fmt::format("{} GPU(s)", devices.size()) : std::string("cpu"), run_dir);
-  const int rc = session.run(devices);
+  std::vector<std::string> where = devices;
+  LocalChildRunner local;
+  ChildRunner* runner = &local;
+  ClusterStart cluster;
+  if (comm) {  // every rank runs trials on its own slots; rank 0 hands them out and gathers the results
+    ClusterSetup setup;
+    setup.session_dir = run_dir;
+    setup.node_dir = node_dir_for(c.node_dir.empty() ? run_dir : c.node_dir, comm->rank());
+    setup.devices = devices;
+    std::vector<std::string> settings = {session_identity(space, s).dump(), c.run_dir, c.node_dir,
+                                         std::to_string(c.actors.value_or(0))};
+    for (std::size_t t : trials) settings.push_back(std::to_string(t));
+    settings.insert(settings.end(), resolved.begin(), resolved.end());
+    setup.fingerprint = mpi::fingerprint(settings);
+    setup.check_on_rank0 = [&] { pin_session(run_dir, session_identity(space, s)); };
+    cluster = open_cluster(*comm, setup);
+    if (comm->rank() != 0) return cluster.refused ? kUsageStatus : run_job_worker(*comm, setup, cluster.shared);
+    runner = cluster.jobs.get();
+    devices.clear();
+    where.clear();
+    for (const ClusterSlot& slot : cluster.jobs->slots()) {
+      devices.push_back(slot.device);
+      where.push_back(fmt::format("{} of rank {} ({})", slot.device, slot.rank, slot.host));
+    }
+  } else {
+    pin_session(run_dir, session_identity(space, s));
+  }
+  TuneSession session(space, s, trials, run_dir, c.actors.value_or(0), *runner);
+  spdlog::info("tune: space {}, {} trial(s), {} at a time on {}{}; run directory {}", space.name, trials.size(),
+               devices.size(), gpus > 0 ? fmt::format("{} GPU(s)", devices.size()) : std::string("cpu"),
+               comm ? fmt::format(" over {} ranks", comm->size()) : std::string(), run_dir);
+  const int rc = session.run(devices, where);
+  if (cluster.jobs) cluster.jobs->finish();
   std::printf("%s%s", session.header().c_str(), format_summary_table(session.results()).c_str());
   if (session.not_run() > 0) std::printf("%zu selected trial(s) not run (interrupted)\n", session.not_run());
   std::printf("tune: results in %s, table in %s\n", (fs::path(run_dir) / kTuningResultsFile).c_str(),
@@ -484,6 +511,9 @@ void add_tune_command(CommandTree& tree) {
   add_unsigned(*tune, "--parallel", c->parallel,
                "Trials at once without GPUs (default 1); with GPUs at most one per GPU", 1, kMaxParallel);
   add_unsigned(*tune, "--actors", c->actors, "Actor processes per trial (default: the config's)", 1, kMaxActors);
+  tune->add_option("--node-dir", c->node_dir,
+                   "Under mpirun/srun: where ranks other than 0 run their trials, \"{rank}\" replaced by the rank "
+                   "(default: --run-dir on their host); results are gathered into rank 0's --run-dir");
   tune->add_flag("--dry-run", c->dry_run, "List the trials and their hyper-parameters; run nothing");
   tune->callback([c] {
     const int rc = run_tune(*c);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what ringrl needs on Debian 12 (as root): the Debian packages, then LibTorch from
+# Installs what ringrl needs on Debian 12 (as root): the Debian packages (Open MPI among them, for
+# `mpirun ... ringrl tune|train`; docs/cluster.md), then LibTorch from
 # PyPI's torch wheel (CUDA 13 build; runs on the CPU where no GPU is present) and tensorboard.
 # If the torch wheel cannot be installed, the build falls back to Debian's libtorch-dev.
 # Safe to run again: it installs only what is missing.
@@ -11,6 +12,7 @@ APT_PACKAGES=(
   libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev
   libmujoco-dev libqhull-dev libgl-dev libopengl-dev
   libtorch-dev libopenblas0-openmp
+  libopenmpi-dev openmpi-bin
 )
 TORCH_PIP_SPEC="${RINGRL_TORCH_PIP_SPEC:-torch==2.15.0}"
 

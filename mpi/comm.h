@@ -1,0 +1,81 @@
+// The world communicator of an MPI job, behind an interface with no MPI type in it.
+//
+// Contract:
+// * Comm::init() initialises MPI once per process (MPI_Init_thread, MPI_THREAD_FUNNELED) and
+//   returns the one owner; its destructor waits (bounded) for the sends it posted and
+//   finalises MPI. Built without MPI, init() throws UsageError(kNoMpi): one line.
+// * One thread uses a Comm: the thread that called init() (the command's main thread).
+// * Messages are byte strings with a tag. post() is non-blocking (MPI_Isend): the Comm keeps
+//   the bytes until the send completes, so no two ranks can deadlock sending to each other;
+//   progress() retires completed sends and try_receive() polls (MPI_Iprobe, then MPI_Recv of
+//   the whole message). A message is at most kMaxMessageBytes.
+// * Messages between one pair of ranks with one tag arrive in the order they were posted
+//   (MPI's non-overtaking rule); nothing is promised across tags or senders.
+// * abort() ends every rank of the job (MPI_Abort): for a rank that cannot go on and whose
+//   peers would otherwise wait for it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace ringrl::mpi {
+
+/// The one line every MPI path says in a build without MPI.
+inline constexpr const char* kNoMpi =
+    "this build has no MPI: install libopenmpi-dev (scripts/setup.sh) and rebuild with -DRINGRL_WITH_MPI=ON";
+/// The largest message post() takes (MPI counts are int; a margin below INT_MAX).
+inline constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 30;
+/// Any tag, for try_receive().
+inline constexpr int kAnyTag = -1;
+
+/// True when this binary was built with MPI.
+bool built_with_mpi() noexcept;
+
+/// One received message.
+struct Message {
+  int source = -1;
+  int tag = -1;
+  std::string bytes;
+};
+
+class Comm {
+ public:
+  /// Initialises MPI. Throws UsageError(kNoMpi) without MPI, std::runtime_error if MPI fails.
+  static std::unique_ptr<Comm> init();
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const noexcept;
+  int size() const noexcept;
+  /// This rank's host (MPI_Get_processor_name).
+  const std::string& host() const noexcept;
+
+  /// Sends `bytes` to `dest` with `tag` without blocking. Throws UsageError above kMaxMessageBytes.
+  void post(int dest, int tag, std::string bytes);
+  /// Retires completed sends; returns how many are still in flight.
+  std::size_t progress();
+  /// Bytes of the sends still in flight (after the last progress()).
+  std::uint64_t bytes_in_flight() const noexcept;
+  /// Waits until every posted send completed or `timeout` passed; true when all completed.
+  bool flush(std::chrono::milliseconds timeout);
+  /// The next message from any rank with `tag` (kAnyTag: any), if one has arrived.
+  std::optional<Message> try_receive(int tag = kAnyTag);
+  /// Every rank gets root's `bytes` (a collective: every rank calls it; others pass anything).
+  std::string broadcast(std::string bytes, int root);
+  /// Blocks until every rank called it.
+  void barrier();
+  /// Ends the whole job with `code`; does not return.
+  [[noreturn]] void abort(int code);
+
+  struct Impl;
+
+ private:
+  explicit Comm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringrl::mpi

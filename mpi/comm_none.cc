@@ -1,0 +1,31 @@
+// comm.h in a build without MPI: init() says so in one line; nothing else can be reached.
+#include <cstdlib>
+
+#include "common/errors.h"
+#include "mpi/comm.h"
+
+namespace ringrl::mpi {
+
+struct Comm::Impl {};
+
+bool built_with_mpi() noexcept { return false; }
+
+std::unique_ptr<Comm> Comm::init() { throw UsageError(kNoMpi); }
+Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Comm::~Comm() = default;
+int Comm::rank() const noexcept { return 0; }
+int Comm::size() const noexcept { return 1; }
+const std::string& Comm::host() const noexcept {
+  static const std::string none;
+  return none;
+}
+void Comm::post(int, int, std::string) { throw UsageError(kNoMpi); }
+std::size_t Comm::progress() { return 0; }
+std::uint64_t Comm::bytes_in_flight() const noexcept { return 0; }
+bool Comm::flush(std::chrono::milliseconds) { return true; }
+std::optional<Message> Comm::try_receive(int) { return std::nullopt; }
+std::string Comm::broadcast(std::string bytes, int) { return bytes; }
+void Comm::barrier() {}
+void Comm::abort(int code) { std::exit(code); }
+
+}  // namespace ringrl::mpi
