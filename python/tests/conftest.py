@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+HIRO_STEPS = 4000  # env steps of the tiny HIRO run
 
 
 @pytest.fixture(scope="session")
@@ -38,10 +39,12 @@ def _train(cli: str, run_dir, *args: str):
 
 @pytest.fixture(scope="session")
 def hiro_run(cli, tmp_path_factory):
-    """A tiny HIRO run (kinematic-maze, hiro_orig, 3000 env steps, 16-unit networks, two
-    evaluations): config.json, metrics.csv, results.jsonl, evals.csv, model-rep0.ckpt."""
+    """A tiny HIRO run (kinematic-maze, hiro_orig, 4000 env steps, 16-unit networks, an
+    evaluation every 500 steps: the evaluator answers asynchronously, so a run this short
+    records most of them, not all): config.json, metrics.csv, results.jsonl, evals.csv,
+    model-rep0.ckpt."""
     return _train(cli, tmp_path_factory.mktemp("hiro") / "run", "hiro", "--env", "kinematic-maze", "--goal", "orig",
-                  "--actors", "1", "--max-env-steps", "3000", "--set", "hidden=16", "--set", "eval_every=1500",
+                  "--actors", "1", "--max-env-steps", str(HIRO_STEPS), "--set", "hidden=16", "--set", "eval_every=500",
                   "--set", "eval_episodes=2", "--set", "metrics_every_s=0.05", "--set", "batch_size=32")
 
 

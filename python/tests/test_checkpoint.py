@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ringrl
-from conftest import run_cli
+from conftest import HIRO_STEPS, run_cli
 
 ACTOR_TENSORS = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "out.weight", "out.bias", "input_mask", "mid",
                  "half_range"]  # common/hiro/actor_blob.h, per level
@@ -54,7 +54,7 @@ def test_hiro_weights_have_the_actor_blob_names_and_shapes(hiro_run):
     np.testing.assert_array_equal(ck.weights["low.input_mask"][:3], [0, 0, 1])
     gs = ringrl.hiro.goal_space("hiro_orig", "kinematic-maze")
     np.testing.assert_array_equal(ck.weights["meta.mid"], (gs.high + gs.low) / 2)
-    assert ck.extra["env_steps"] == 3000 and ck.extra["low_replay_rows"] == 3000
+    assert ck.extra["env_steps"] == HIRO_STEPS and ck.extra["low_replay_rows"] == HIRO_STEPS
 
 
 def test_pqt_weights_have_the_policy_layout_names(cli, pqt_run):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ringrl
+from conftest import HIRO_STEPS
 
 
 def test_hiro_run(hiro_run):
@@ -15,7 +16,7 @@ def test_hiro_run(hiro_run):
     header = (hiro_run / "metrics.csv").read_text().splitlines()[0].split(",")
     assert list(run.metrics) == header
     assert len(run.metrics["step"]) >= 1 and run.metrics["env_steps"].dtype == np.float64
-    assert len(run.results) == 1 and run.results[0]["env_steps"] == 3000
+    assert len(run.results) == 1 and run.results[0]["env_steps"] == HIRO_STEPS
     assert run.evals is not None and list(run.evals)[:2] == ["repetition", "env_steps"]
     assert len(run.evals["env_steps"]) >= 1
     assert run.checkpoints[-1].name == "model-rep0.ckpt"
