@@ -7,10 +7,10 @@ set(RINGRL_TORCH_SOURCE "auto" CACHE STRING "Where LibTorch comes from: auto, py
 set_property(CACHE RINGRL_TORCH_SOURCE PROPERTY STRINGS auto python system)
 
 if(NOT Torch_DIR AND NOT RINGRL_TORCH_SOURCE STREQUAL "system")
-  find_program(RINGRL_PYTHON NAMES python3 python)
-  if(RINGRL_PYTHON)
+  find_program(RINGRL_TORCH_PYTHON NAMES python3 python)
+  if(RINGRL_TORCH_PYTHON)
     execute_process(
-      COMMAND ${RINGRL_PYTHON} -c "import torch.utils, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
+      COMMAND ${RINGRL_TORCH_PYTHON} -c "import torch.utils, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
       OUTPUT_VARIABLE _ringrl_torch_prefix RESULT_VARIABLE _ringrl_torch_rc ERROR_QUIET)
   endif()
   if(_ringrl_torch_rc EQUAL 0 AND _ringrl_torch_prefix)
@@ -20,7 +20,7 @@ if(NOT Torch_DIR AND NOT RINGRL_TORCH_SOURCE STREQUAL "system")
     get_filename_component(RINGRL_TORCH_ROOT "${_ringrl_torch_prefix}/../.." ABSOLUTE)
     list(PREPEND CMAKE_PREFIX_PATH "${_ringrl_torch_prefix}" "${RINGRL_TORCH_ROOT}")
   elseif(RINGRL_TORCH_SOURCE STREQUAL "python")
-    message(FATAL_ERROR "ringrl: RINGRL_TORCH_SOURCE=python but '${RINGRL_PYTHON} -c \"import torch\"' failed")
+    message(FATAL_ERROR "ringrl: RINGRL_TORCH_SOURCE=python but '${RINGRL_TORCH_PYTHON} -c \"import torch\"' failed")
   endif()
 endif()
 
