@@ -22,4 +22,15 @@ void add_registered_commands(CommandTree& tree) {
   for (const auto& [order, add] : list) add(tree);
 }
 
+namespace {
+std::vector<std::string>& words() {
+  static std::vector<std::string> list;  // set once by main() before parsing
+  return list;
+}
+}  // namespace
+
+void set_command_line(int argc, char** argv) { words().assign(argv + (argc > 0 ? 1 : 0), argv + argc); }
+
+const std::vector<std::string>& command_line() { return words(); }
+
 }  // namespace ringrl::app

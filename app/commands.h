@@ -10,6 +10,9 @@
 // Registration runs during static initialisation, before main(); it only appends to a list.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace ringrl::app {
@@ -44,5 +47,10 @@ class CommandFamily {
 
 /// Calls every registered family in order.
 void add_registered_commands(CommandTree& tree);
+
+/// main() keeps the command line here (the words after the executable), for commands that
+/// start copies of themselves with it (app/train_spread.h).
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 
 }  // namespace ringrl::app

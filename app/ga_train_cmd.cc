@@ -40,6 +40,7 @@ int run_ga_train(const GaCli& c) {
   (void)ga_actor_options_from(cfg);
   o.run_dir = run_dir;
   o.resume = c.resume;
+  o.only_repetition = only_repetition(c);
   o.validate();  // every setting and the task, before the run directory is written
   fs::create_directories(run_dir);
   o.config_path = runfiles::write_resolved(cfg, run_dir).string();

@@ -46,6 +46,7 @@ int run_train(const TrainCli& c) {
   (void)hiro_actor_options_from(cfg);  // the actors' side must be valid too, before any file is written
   t.run_dir = run_dir;
   t.resume = c.resume;
+  t.only_repetition = only_repetition(c);
   t.validate();  // every setting, before the run directory is written
   fs::create_directories(run_dir);
   t.config_path = runfiles::write_resolved(cfg, run_dir).string();

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   profile->require_subcommand(1);
   CLI::App* bench = root.add_subcommand("bench", "Measure throughput (ring, bf, env, npe)");
   bench->require_subcommand(1);
+  ringrl::app::set_command_line(argc, argv);
   ringrl::app::CommandTree tree{root, *train, *bench, *profile};
   ringrl::app::add_registered_commands(tree);
 #ifdef RINGRL_FULL_BINARY

@@ -47,6 +47,7 @@ int run_train(const TrainCli& c) {
   (void)bf::make_task(actor_side.task, actor_side.score);              // unknown task: error before any file is written
   t.run_dir = run_dir;
   t.resume = c.resume;
+  t.only_repetition = only_repetition(c);
   t.validate();  // every setting, before the run directory is written
   fs::create_directories(run_dir);
   t.config_path = runfiles::write_resolved(cfg, run_dir).string();

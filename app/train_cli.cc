@@ -1,11 +1,14 @@
 #include "app/train_cli.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "app/cli_numbers.h"
+#include "app/commands.h"
+#include "app/train_spread.h"
 #include "common/runfiles/config.h"
 
 namespace ringrl::app {
@@ -21,6 +24,34 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
   cmd.add_option("--set", c.sets, "Override a config key: --set key=value (repeatable)");
   cmd.add_option("--run-dir", c.run_dir, fmt::format("Run directory (default: {})", text.run_dir_default));
   cmd.add_flag("--resume", c.resume, "Continue the run in --run-dir from its checkpoint and results");
+  add_unsigned(cmd, "--parallel", c.parallel,
+               "Repetitions at once, each its own process with its own actors (one per GPU with GPUs); "
+               "needs --repetitions",
+               1, kMaxParallel);
+  cmd.add_option("--node-dir", c.node_dir,
+                 "Under mpirun/srun: where ranks other than 0 run their repetitions, \"{rank}\" replaced by the "
+                 "rank (default: --run-dir on their host)");
+  add_unsigned(cmd, "--only-repetition", c.only_repetition, "Run only this repetition (what a spread run gives each "
+                                                            "child)")
+      ->group("");  // hidden: app/train_spread.h
+  // A spread of the repetitions runs instead of the command (app/train_spread.h).
+  cmd.parse_complete_callback([&cmd, &c] {
+    if (c.only_repetition) return;  // one repetition of a spread run: runs as itself
+    SpreadRequest q;
+    q.algo = cmd.get_name();
+    q.words = command_line();
+    q.run_dir = c.run_dir;
+    q.node_dir = c.node_dir;
+    q.repetitions = c.repetitions.value_or(0);
+    q.parallel = c.parallel.value_or(0);
+    q.resume = c.resume;
+    if (!spread_requested(q)) return;
+    std::exit(run_spread(q));
+  });
+}
+
+std::int64_t only_repetition(const TrainRunCli& c) {
+  return c.only_repetition ? static_cast<std::int64_t>(*c.only_repetition) : -1;
 }
 
 std::vector<std::string> train_overrides(const TrainRunCli& c, const std::string& budget_key,

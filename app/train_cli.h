@@ -4,7 +4,11 @@
 // Contract:
 // * add_train_run_options() declares, in this order: --actors, the budget option (--max-npe or
 //   --max-env-steps), --max-seconds, --repetitions, --seed, --config, --set, --run-dir,
-//   --resume. Numbers go through app/cli_numbers.h, so a bad value is one line and status 2.
+//   --resume, --parallel, --node-dir (and the hidden --only-repetition that a spread run gives
+//   each of its children). Numbers go through app/cli_numbers.h, so a bad value is one line
+//   and status 2. When the parsed command asks for its repetitions spread (--parallel above
+//   1, or several MPI ranks: app/train_spread.h), the spread runs instead of the command's
+//   callback, and the process exits with its status.
 // * train_overrides() returns `first` (the command's own keys, e.g. task=...), then one
 //   key=value for each shared option that was given (actors, repetitions, the budget key,
 //   seed, max_seconds), then every --set in order: later entries win.
@@ -25,11 +29,15 @@ namespace ringrl::app {
 
 inline constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 inline constexpr int kInterruptedStatus = 130;            // a run ended by SIGINT/SIGTERM
+inline constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
 
 struct TrainRunCli {
   std::string config, run_dir;
   std::vector<std::string> sets;
   std::optional<std::uint32_t> actors, repetitions;
+  std::optional<std::uint32_t> parallel;         // repetitions at once (app/train_spread.h)
+  std::optional<std::uint32_t> only_repetition;  // a child of a spread run: this repetition only
+  std::string node_dir;                          // under MPI: where ranks other than 0 run theirs
   std::optional<std::uint64_t> budget, seed;  // budget: --max-npe or --max-env-steps
   std::optional<double> max_seconds;
   bool resume = false;
@@ -46,6 +54,9 @@ struct TrainRunOptionText {
 };
 
 void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text);
+
+/// The driver's only_repetition for the command line (-1: every repetition).
+std::int64_t only_repetition(const TrainRunCli& c);
 
 std::vector<std::string> train_overrides(const TrainRunCli& c, const std::string& budget_key,
                                          std::vector<std::string> first);

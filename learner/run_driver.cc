@@ -79,6 +79,8 @@ void RunSettings::validate() const {
   if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
   if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
   if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
+  if (only_repetition >= static_cast<std::int64_t>(repetitions))
+    throw UsageError(fmt::format("only repetition {}: expected below repetitions {}", only_repetition, repetitions));
 }
 
 void DriverOptions::validate() const {
@@ -125,11 +127,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   }
 
   DriverSummary summary;
+  // The repetitions this invocation runs: those not done (only one when only_repetition is set).
+  auto to_run = [&](std::uint32_t rep) {
+    return done_reps.count(rep) == 0 && (o.only_repetition < 0 || rep == o.only_repetition);
+  };
   std::uint32_t first_rep = 0;
-  while (first_rep < o.repetitions && done_reps.count(first_rep) != 0) ++first_rep;
+  while (first_rep < o.repetitions && !to_run(first_rep)) ++first_rep;
   if (first_rep >= o.repetitions) {
     spdlog::info("train: every repetition of {} is already done ({} of {}); nothing to resume", run_dir.string(),
-                 done_reps.size(), o.repetitions);
+                 o.only_repetition < 0 ? done_reps.size() : 1, o.only_repetition < 0 ? o.repetitions : 1);
     summary.already_done = true;
     return summary;
   }
@@ -215,7 +221,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   auto budget_now = [&] { return budget_done + (in_rep ? algo.budget_used() - rep_budget_start : 0); };
 
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
-    if (done_reps.count(rep) != 0) continue;
+    if (!to_run(rep)) continue;
     algo.begin_repetition(rep);
     double seconds_before = 0;
     if (checkpoint && ck_meta.value("rep", -1) == static_cast<int>(rep)) {

@@ -13,8 +13,10 @@
 //     SIGINT/SIGTERM, and the final model of every repetition (RUN_DIR/model-rep<R>.ckpt);
 //   * resumes: completed repetitions (results.jsonl) are skipped, an interrupted one continues
 //     from its checkpoint; the run identity (options.identity) must match on both;
-//   * runs repetitions with the stop rules: the algorithm's success (stop_on_success), the
-//     budget (max_budget, in the algorithm's unit: programs, env steps), max_seconds;
+//   * runs every repetition, or only options.only_repetition (one of a run spread over
+//     processes: app/train_spread.h), with the stop rules: the algorithm's success
+//     (stop_on_success), the budget (max_budget, in the algorithm's unit: programs, env
+//     steps), max_seconds;
 //   * appends one results.jsonl line per repetition and returns a summary.
 //
 // An algorithm plugs in through the Algorithm interface below. Every call comes from the
@@ -141,6 +143,9 @@ struct RunSettings {
   bool resume = false;
   bool quiet = false;  // no progress line (benchmarks)
   std::string run_id;  // segment run id; empty = train-<pid>
+  /// >= 0: run only this repetition of the `repetitions` (the others run elsewhere: `train
+  /// --parallel`, the ranks of an MPI job); its results line is the one a whole run writes.
+  std::int64_t only_repetition = -1;
 
   /// Throws UsageError naming the first bad field.
   void validate() const;

@@ -10,13 +10,16 @@ namespace {
 
 constexpr std::string_view kLauncherPrefixes[] = {"OMPI_", "PMIX_", "PMI_"};
 
-int size_from(const char* value) {
-  if (value == nullptr) return 0;
+// A decimal of at most 9 digits, else `otherwise`.
+int number_or(const char* value, int otherwise) {
+  if (value == nullptr) return otherwise;
   const char* end = value;
   while (*end >= '0' && *end <= '9') ++end;
-  if (end == value || *end != '\0' || end - value > 9) return 0;
+  if (end == value || *end != '\0' || end - value > 9) return otherwise;
   return std::atoi(value);
 }
+
+int size_from(const char* value) { return number_or(value, 0); }
 
 }  // namespace
 
@@ -24,11 +27,13 @@ LaunchEnvironment detect_launcher(const std::function<const char*(const char*)>&
   const auto env = [&](const char* name) -> const char* { return get ? get(name) : std::getenv(name); };
   LaunchEnvironment e;
   if (const char* v = env("OMPI_COMM_WORLD_SIZE")) {
-    e = {true, "mpirun", size_from(v)};
-  } else if (env("PMIX_RANK") != nullptr) {
-    e = {true, "pmix", 0};
+    e = {true, "mpirun", size_from(v), -1};
+    if (const char* r = env("OMPI_COMM_WORLD_RANK")) e.rank_hint = number_or(r, -1);
+  } else if (const char* r = env("PMIX_RANK")) {
+    e = {true, "pmix", 0, number_or(r, -1)};
   } else if (const char* v = env("PMI_SIZE")) {
-    e = {true, "pmi", size_from(v)};
+    e = {true, "pmi", size_from(v), -1};
+    if (const char* pr = env("PMI_RANK")) e.rank_hint = number_or(pr, -1);
   }
   return e;
 }

@@ -23,6 +23,7 @@ struct LaunchEnvironment {
   bool under_launcher = false;  // started by mpirun, srun or another PMI launcher
   std::string launcher;         // "mpirun", "pmix", "pmi" (empty when not under a launcher)
   int size_hint = 0;            // the world size when the environment names it, else 0
+  int rank_hint = -1;           // this process's rank when the environment names it, else -1
 };
 
 /// Reads the launch from `get` (by default std::getenv).

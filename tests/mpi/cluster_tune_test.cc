@@ -19,9 +19,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/mpi/mpirun_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using namespace ringrl::testing;
 using namespace std::chrono_literals;
 
 constexpr const char* kBudget = "1500";         // programs per repetition: a trial takes a second or two
@@ -29,114 +32,11 @@ constexpr const char* kLongBudget = "60000";    // long enough to be interrupted
 constexpr auto kStartWait = std::chrono::seconds(60);
 
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(int fd) {
-  std::string s;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<std::size_t>(n));
-  close(fd);
-  return s;
-}
-
-// mpirun on localhost, oversubscribed (2 cores here), as root where the tests run as root.
-std::vector<std::string> mpirun(int np) {
-  std::vector<std::string> a = {RINGRL_MPIEXEC, "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"};
-  if (geteuid() == 0) a.push_back("--allow-run-as-root");
-  a.push_back("-np");
-  a.push_back(std::to_string(np));
-  return a;
-}
-
-pid_t start(std::vector<std::string> args, int* out_fd, int* err_fd) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int o[2], e[2];
-  if (pipe(o) != 0 || pipe(e) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(o[1], 1);
-    dup2(e[1], 2);
-    close(o[0]);
-    close(e[0]);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(o[1]);
-  close(e[1]);
-  *out_fd = o[0];
-  *err_fd = e[0];
-  return pid;
-}
-
-Outcome finish(pid_t pid, int o, int e) {
-  Outcome r;
-  std::thread te([&] { r.err = slurp(e); });
-  r.out = slurp(o);
-  te.join();
-  waitpid(pid, &r.status, 0);
-  return r;
-}
-
-Outcome run(const std::vector<std::string>& args) {
-  int o = -1, e = -1;
-  const pid_t pid = start(args, &o, &e);
-  return finish(pid, o, e);
-}
-
 std::vector<std::string> tune_args(const fs::path& dir, const char* budget, const std::string& trials) {
   return {RINGRL_BINARY, "tune",      "--space",    "pg",     "--trials", trials,
           "--repetitions", "1",       "--max-npe",  budget,   "--tasks",  "print",
           "--actors",    "1",         "--run-dir",  (dir / "session").string(),
           "--node-dir",  (dir / "node-{rank}").string()};
-}
-
-std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-std::vector<nlohmann::json> lines(const fs::path& file) {
-  std::vector<nlohmann::json> v;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
-  return v;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// Processes whose command line holds every string of `needles` (only ours name the test's dir).
-std::vector<pid_t> processes_naming(const std::vector<std::string>& needles) {
-  std::vector<pid_t> pids;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = read_text(entry.path() / "cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    bool all = !cmdline.empty();
-    for (const auto& n : needles) all = all && cmdline.find(n) != std::string::npos;
-    if (all) pids.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return pids;
 }
 
 class ClusterTune : public ::testing::Test {

@@ -25,11 +25,15 @@ TEST(Launch, NamesTheLauncher) {
   EXPECT_TRUE(ompi.under_launcher);
   EXPECT_EQ(ompi.launcher, "mpirun");
   EXPECT_EQ(ompi.size_hint, 3);
+  EXPECT_EQ(ompi.rank_hint, 1);
   const LaunchEnvironment pmix = detect({{"PMIX_RANK", "0"}, {"SLURM_PROCID", "0"}});
   EXPECT_TRUE(pmix.under_launcher);
   EXPECT_EQ(pmix.launcher, "pmix");
   EXPECT_EQ(pmix.size_hint, 0) << "PMIx names no size: MPI says";
+  EXPECT_EQ(pmix.rank_hint, 0);
   EXPECT_EQ(detect({{"PMI_SIZE", "2"}, {"PMI_RANK", "0"}}).size_hint, 2);
+  EXPECT_EQ(detect({{"PMI_SIZE", "2"}, {"PMI_RANK", "1"}}).rank_hint, 1);
+  EXPECT_EQ(detect({}).rank_hint, -1);
   EXPECT_EQ(detect({{"OMPI_COMM_WORLD_SIZE", "x1"}}).size_hint, 0) << "not a number: unknown";
 }
 
