@@ -1,0 +1,198 @@
+// mpi/record_link.h between real ranks (run by ctest under `mpirun -np 3`): every record of
+// every node arrives once, in order per actor slot, intact and with its mapped version, while
+// the learner's rank falls behind and the in-flight bound holds the nodes back through their
+// full rings; then the bridge's throughput and the 1 MB weight broadcast latency, printed.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/spsc_ring.h"
+#include "mpi/comm.h"
+#include "mpi/record_link.h"
+
+namespace ringrl::mpi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Comm* g_comm = nullptr;  // set by main()
+
+constexpr std::uint16_t kType = 5;
+constexpr std::uint32_t kSlotsPerNode = 2;
+constexpr std::uint64_t kRingCapacity = 64 << 10;
+constexpr std::uint64_t kBound = 64 << 10;  // bytes in flight per node
+
+// Payload: rank, slot, sequence, then bytes that depend on all three.
+struct Head {
+  std::uint32_t rank, slot;
+  std::uint64_t seq;
+};
+
+void fill(std::byte* p, std::uint32_t len, const Head& h) {
+  std::memcpy(p, &h, sizeof h);
+  for (std::uint32_t i = sizeof h; i < len; ++i) p[i] = static_cast<std::byte>((h.seq * 7 + h.slot * 13 + i) & 0xff);
+}
+
+bool intact(const RecordView& r, const Head& h) {
+  if (r.length < sizeof(Head)) return false;
+  Head got;
+  std::memcpy(&got, r.data, sizeof got);
+  if (got.rank != h.rank || got.slot != h.slot || got.seq != h.seq) return false;
+  for (std::uint32_t i = sizeof h; i < r.length; ++i)
+    if (r.data[i] != static_cast<std::byte>((h.seq * 7 + h.slot * 13 + i) & 0xff)) return false;
+  return true;
+}
+
+struct Rings {
+  std::vector<std::unique_ptr<std::byte[]>> memory;
+  std::vector<RingHeader*> rings;
+  explicit Rings(std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      memory.emplace_back(new (std::align_val_t(kCacheLineBytes)) std::byte[ring_bytes(kRingCapacity)]);
+      rings.push_back(init_ring(memory.back().get(), kRingCapacity));
+    }
+  }
+};
+
+// A node: producer threads write `per_slot` records of `len` bytes into each ring while the
+// forwarder sends them; returns once every record was credited by the learner's rank.
+ForwarderStats run_node(std::uint64_t per_slot, std::uint32_t len, std::size_t batch_bytes, std::atomic<std::uint64_t>* ring_full) {
+  Comm& comm = *g_comm;
+  Rings r(kSlotsPerNode);
+  std::vector<std::thread> producers;
+  std::atomic<int> done{0};
+  for (std::uint32_t s = 0; s < kSlotsPerNode; ++s)
+    producers.emplace_back([&, s] {
+      RingWriter w(r.rings[s]);
+      for (std::uint64_t seq = 0; seq < per_slot; ++seq) {
+        std::byte* p = nullptr;
+        while ((p = w.try_reserve(len)) == nullptr) {
+          ring_full->fetch_add(1, std::memory_order_relaxed);
+          std::this_thread::yield();
+        }
+        fill(p, len, {static_cast<std::uint32_t>(comm.rank()), s, seq});
+        w.commit(kType, /*version=*/seq);
+      }
+      w.flush();
+      done.fetch_add(1);
+    });
+  std::vector<RingReader> readers;
+  for (auto* ring : r.rings) readers.emplace_back(ring, std::uint64_t{1} << kType);
+  RecordForwarder f(comm, {0, batch_bytes, kBound, std::chrono::microseconds(500)});
+  const auto map = [](std::uint64_t v) { return v * 10 + 1; };
+  for (;;) {
+    const std::uint64_t got = f.pump(readers, map);
+    if (done.load() == static_cast<int>(kSlotsPerNode) && got == 0) {
+      f.pump(readers, map);  // what the producers flushed last
+      f.flush();
+      if (f.in_flight() == 0) break;
+    }
+    if (got == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  for (auto& t : producers) t.join();
+  return f.stats();
+}
+
+// The learner's rank: takes every record of every node, checking order, bytes and version.
+std::uint64_t run_learner(std::uint64_t per_slot, Clock::duration fall_behind, double* seconds) {
+  Comm& comm = *g_comm;
+  std::vector<NodeShape> shapes;
+  for (int r = 1; r < comm.size(); ++r) shapes.push_back({r, kSlotsPerNode, std::uint64_t{1} << kType, 1 << 16});
+  RecordInbox inbox(comm, shapes);
+  std::vector<std::vector<std::uint64_t>> next(static_cast<std::size_t>(comm.size()),
+                                               std::vector<std::uint64_t>(kSlotsPerNode, 0));
+  const std::uint64_t want = per_slot * kSlotsPerNode * static_cast<std::uint64_t>(comm.size() - 1);
+  std::uint64_t got = 0, bad = 0;
+  std::this_thread::sleep_for(fall_behind);
+  Clock::time_point first{};
+  while (got < want) {
+    got += inbox.poll([&](int rank, std::uint32_t slot, const RecordView& rec) {
+      if (first == Clock::time_point{}) first = Clock::now();
+      std::uint64_t& seq = next[static_cast<std::size_t>(rank)][slot];
+      if (rec.type != kType || rec.version != seq * 10 + 1 || !intact(rec, {static_cast<std::uint32_t>(rank), slot, seq}))
+        ++bad;
+      ++seq;
+      return true;
+    });
+  }
+  *seconds = std::chrono::duration<double>(Clock::now() - first).count();
+  comm.flush(std::chrono::seconds(5));
+  EXPECT_EQ(bad, 0u);
+  for (int r = 1; r < comm.size(); ++r) {
+    for (std::uint32_t s = 0; s < kSlotsPerNode; ++s) EXPECT_EQ(next[static_cast<std::size_t>(r)][s], per_slot);
+    EXPECT_EQ(inbox.stats(r).records, per_slot * kSlotsPerNode);
+  }
+  return got;
+}
+
+TEST(RecordLink, EveryRecordArrivesOnceInOrderWhileTheBoundHoldsTheNodesBack) {
+  ASSERT_GE(g_comm->size(), 2);
+  constexpr std::uint64_t kPerSlot = 20000;
+  if (g_comm->rank() == 0) {
+    double seconds = 0;
+    EXPECT_EQ(run_learner(kPerSlot, std::chrono::milliseconds(400), &seconds),
+              kPerSlot * kSlotsPerNode * static_cast<std::uint64_t>(g_comm->size() - 1));
+  } else {
+    std::atomic<std::uint64_t> full{0};
+    const ForwarderStats s = run_node(kPerSlot, /*len=*/100, /*batch_bytes=*/16 << 10, &full);
+    EXPECT_EQ(s.records, kPerSlot * kSlotsPerNode);
+    EXPECT_LE(s.max_in_flight, kBound) << "the in-flight bound held";
+    EXPECT_GT(s.held_back, 0u) << "the learner fell behind: the bound stopped the forwarder";
+    EXPECT_GT(full.load(), 0u) << "and the full rings held the producers back";
+  }
+  g_comm->barrier();
+}
+
+TEST(RecordLink, ThroughputThroughTheBridge) {
+  constexpr std::uint64_t kPerSlot = 200000;
+  constexpr std::uint32_t kLen = 128;  // about a PQT program record
+  if (g_comm->rank() == 0) {
+    double seconds = 0;
+    const std::uint64_t n = run_learner(kPerSlot, Clock::duration::zero(), &seconds);
+    const double bytes = static_cast<double>(n) * static_cast<double>(batch_frame_bytes(kLen));
+    std::printf("record link: %d node(s), %llu records of %u bytes in %.3f s: %.2f M records/s, %.0f MB/s\n",
+                g_comm->size() - 1, static_cast<unsigned long long>(n), kLen, seconds, n / seconds / 1e6,
+                bytes / seconds / 1e6);
+    ::testing::Test::RecordProperty("records_per_s", static_cast<int>(n / seconds));
+  } else {
+    std::atomic<std::uint64_t> full{0};
+    (void)run_node(kPerSlot, kLen, std::size_t{1} << 20, &full);
+  }
+  g_comm->barrier();
+}
+
+TEST(RecordLink, WeightBroadcastLatencyOfOneMegabyte) {
+  constexpr int kRounds = 50;
+  std::string blob(1 << 20, 'w');
+  std::vector<double> us;
+  for (int i = 0; i < kRounds; ++i) {
+    g_comm->barrier();
+    const auto t0 = Clock::now();
+    blob[0] = static_cast<char>(i);
+    const std::string got = g_comm->broadcast(g_comm->rank() == 0 ? blob : std::string(), 0);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    ASSERT_EQ(got.size(), blob.size());
+    ASSERT_EQ(got[0], static_cast<char>(i));
+  }
+  std::sort(us.begin(), us.end());
+  if (g_comm->rank() == 0)
+    std::printf("weight broadcast: 1 MiB to %d rank(s): p50 %.0f us, max %.0f us\n", g_comm->size() - 1,
+                us[us.size() / 2], us.back());
+}
+
+}  // namespace
+}  // namespace ringrl::mpi
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::unique_ptr<ringrl::mpi::Comm> comm = ringrl::mpi::Comm::init();
+  ringrl::mpi::g_comm = comm.get();
+  return RUN_ALL_TESTS();
+}
