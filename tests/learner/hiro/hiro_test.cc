@@ -6,6 +6,7 @@
 // after save/load.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -588,6 +589,22 @@ TEST(HiroBatches, HighLevelColumnsAreXGoalRewardAndTheRelabelInputs) {
   }
 }
 
+// Three updates of a learner level (`update`, which trains `agent`) and of `twin` on
+// `next_batch()`: the same losses and actor-step cadence, and bit-identical agents after each.
+void expect_twin_updates(const std::function<HiroUpdateStats()>& update, Td3Agent& agent, Td3Agent& twin,
+                         const std::function<Td3Batch()>& next_batch) {
+  for (int u = 0; u < 3; ++u) {
+    const HiroUpdateStats got = update();
+    const Td3Stats want = twin.update(next_batch());
+    EXPECT_EQ(got.critic_loss, want.critic_loss.item<double>()) << "update " << u;
+    EXPECT_EQ(got.actor_step, want.actor_step) << "update " << u;
+    if (want.actor_step) {
+      EXPECT_EQ(got.actor_loss, want.actor_loss.item<double>()) << "update " << u;
+    }
+    EXPECT_TRUE(same_agents(agent, twin)) << "update " << u;
+  }
+}
+
 // update_low() trains on exactly low_level_batch() of the rows its stream draws: an agent
 // built alike and updated by hand on that batch ends bit-identical.
 TEST(HiroBatches, UpdateLowConsumesTheLowLevelBatch) {
@@ -605,16 +622,8 @@ TEST(HiroBatches, UpdateLowConsumesTheLowLevelBatch) {
   Td3Agent twin(l.low_agent().options(), torch::kCPU);
   copy_agent(twin, l.low_agent());
   Td3Rng draws(hiro_stream_seeds(o.seed).learner);
-  for (int u = 0; u < 3; ++u) {
-    const HiroUpdateStats got = l.update_low();
-    const Td3Stats want = twin.update(low_level_batch(learner_draws(rows, o.batch_size, draws), L));
-    EXPECT_EQ(got.critic_loss, want.critic_loss.item<double>()) << "update " << u;
-    EXPECT_EQ(got.actor_step, want.actor_step) << "update " << u;
-    if (want.actor_step) {
-      EXPECT_EQ(got.actor_loss, want.actor_loss.item<double>()) << "update " << u;
-    }
-    EXPECT_TRUE(same_agents(l.low_agent(), twin)) << "update " << u;
-  }
+  expect_twin_updates([&] { return l.update_low(); }, l.low_agent(), twin,
+                      [&] { return low_level_batch(learner_draws(rows, o.batch_size, draws), L); });
   // The comparison sees a swap: the same update with g in place of g' ends elsewhere.
   Td3Rng d1(hiro_stream_seeds(o.seed).learner), d2(hiro_stream_seeds(o.seed).learner);
   Td3Agent right(l.low_agent().options(), torch::kCPU), wrong(l.low_agent().options(), torch::kCPU);
@@ -644,18 +653,11 @@ TEST(HiroBatches, UpdateHighConsumesTheHighLevelBatch) {
   Td3Agent twin(l.high_agent().options(), torch::kCPU);
   copy_agent(twin, l.high_agent());
   Td3Rng draws(hiro_stream_seeds(o.seed).learner);
-  for (int u = 0; u < 3; ++u) {
-    const HiroUpdateStats got = l.update_high();
+  expect_twin_updates([&] { return l.update_high(); }, l.high_agent(), twin, [&] {
     HighLevelBatch b = high_level_batch(learner_draws(rows, o.batch_size, draws), L);
     b.td3.a = b.relabel.g;
-    const Td3Stats want = twin.update(b.td3);
-    EXPECT_EQ(got.critic_loss, want.critic_loss.item<double>()) << "update " << u;
-    EXPECT_EQ(got.actor_step, want.actor_step) << "update " << u;
-    if (want.actor_step) {
-      EXPECT_EQ(got.actor_loss, want.actor_loss.item<double>()) << "update " << u;
-    }
-    EXPECT_TRUE(same_agents(l.high_agent(), twin)) << "update " << u;
-  }
+    return b.td3;
+  });
 }
 
 // With the sample correction, update_high() relabels with the ONLINE low-level actor: its
