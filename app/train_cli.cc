@@ -2,16 +2,22 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
+#include "app/cluster_jobs.h"
+#include "app/node_bridge.h"
 #include "app/train_spread.h"
+#include "mpi/job_messages.h"
 #include "common/runfiles/config.h"
 
 namespace ringrl::app {
+
+namespace fs = std::filesystem;
 
 void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text) {
   add_unsigned(cmd, "--actors", c.actors, text.actors_help, 1, text.max_actors);
@@ -45,9 +51,36 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
     q.repetitions = c.repetitions.value_or(0);
     q.parallel = c.parallel.value_or(0);
     q.resume = c.resume;
+    if (one_run_across_nodes(q)) {
+      join_nodes(q, c);
+      return;  // rank 0 runs the command, with the other ranks' actors
+    }
     if (!spread_requested(q)) return;
     std::exit(run_spread(q));
   });
+}
+
+namespace {
+learner::RemoteActors* g_remote = nullptr;  // set once, before the command's callback runs
+}  // namespace
+
+learner::RemoteActors* cluster_remote_actors() { return g_remote; }
+
+void join_nodes(const SpreadRequest& q, TrainRunCli& c) {
+  // The communicator and rank 0's side of the nodes live until the process ends.
+  static std::unique_ptr<mpi::Comm> comm = join_mpi_job();
+  if (!comm) return;
+  std::string run_dir = c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir;
+  run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's
+  std::vector<std::string> settings = shared_train_words(q.words);
+  settings.push_back(c.run_dir);
+  BridgeSetup setup;
+  setup.fingerprint = mpi::fingerprint(settings);
+  setup.node_dir = fs::path(run_dir) / fmt::format("node-{}", comm->rank());
+  if (comm->rank() != 0) std::exit(run_node_bridge(*comm, setup));
+  static std::unique_ptr<MpiRemoteActors> remote = std::make_unique<MpiRemoteActors>(*comm, setup);
+  g_remote = remote.get();
+  c.run_dir = run_dir;
 }
 
 std::int64_t only_repetition(const TrainRunCli& c) {

@@ -25,6 +25,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "learner/remote_actors.h"
+
 namespace ringrl::app {
 
 inline constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
@@ -54,6 +56,15 @@ struct TrainRunOptionText {
 };
 
 void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text);
+
+/// Under mpirun with one run across nodes (app/node_bridge.h): rank 0's view of the other
+/// ranks' actors, for the command's run settings (RunSettings::remote); else null.
+learner::RemoteActors* cluster_remote_actors();
+
+struct SpreadRequest;
+/// Joins the MPI job of one run across nodes: ranks other than 0 run their node bridge and
+/// exit; rank 0 waits for their hello and sets c.run_dir to the job's run directory.
+void join_nodes(const SpreadRequest& q, TrainRunCli& c);
 
 /// The driver's only_repetition for the command line (-1: every repetition).
 std::int64_t only_repetition(const TrainRunCli& c);

@@ -87,14 +87,20 @@ std::vector<std::string> shared_train_words(const std::vector<std::string>& word
 bool spread_requested(const SpreadRequest& q) {
   const bool ranks = under_several_ranks();
   if (!ranks && q.parallel <= 1) return false;
-  if (q.repetitions <= 1 && ranks && mpi::detect_launcher().rank_hint > 0)
-    std::exit(kUsageStatus);  // every rank refuses; rank 0 says why, in one line
+  if (ranks && q.repetitions <= 1) return false;  // one run across nodes (app/node_bridge.h)
   if (q.repetitions <= 1)
-    throw UsageError(ranks ? fmt::format("train {} under mpirun/srun spreads --repetitions R (R > 1) over the ranks; "
-                                         "one run across nodes is not built yet (docs/cluster.md)",
-                                         q.algo)
-                           : fmt::format("--parallel {} runs repetitions at once: expected --repetitions above 1",
-                                         q.parallel));
+    throw UsageError(fmt::format("--parallel {} runs repetitions at once: expected --repetitions above 1", q.parallel));
+  return true;
+}
+
+bool one_run_across_nodes(const SpreadRequest& q) {
+  if (!under_several_ranks() || q.repetitions > 1) return false;
+  if (q.algo != "pqt") {
+    if (mpi::detect_launcher().rank_hint > 0) std::exit(kUsageStatus);  // every rank refuses; rank 0 says why
+    throw UsageError(fmt::format("train {} under mpirun/srun: one run across nodes is built for pqt only; "
+                                 "spread --repetitions R (R > 1) over the ranks instead (docs/cluster.md)",
+                                 q.algo));
+  }
   return true;
 }
 

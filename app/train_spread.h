@@ -13,8 +13,10 @@
 //
 // Contract:
 // * spread_requested() says whether the parsed command asks for it: --parallel above 1, or
-//   more than one rank. Under MPI it needs --repetitions above 1: one run across nodes is not
-//   built, and that is a UsageError (one line) rather than N copies of one run.
+//   more than one rank with --repetitions above 1. one_run_across_nodes() says whether it asks
+//   for one run whose actors live on every rank instead (more than one rank and no repetitions
+//   to spread; app/node_bridge.h): built for pqt; for the others a UsageError (one line)
+//   rather than N copies of one run.
 // * run_spread() returns the command's exit status: 0, 1 when a repetition failed, 130 after
 //   SIGINT/SIGTERM (forwarded once to every child, each writes its checkpoint). Rerun with
 //   --resume to continue: finished repetitions are skipped, the others resume in their
@@ -40,6 +42,10 @@ struct SpreadRequest {
 /// True when the command runs its repetitions spread (see the contract); throws UsageError
 /// for a spread it cannot run.
 bool spread_requested(const SpreadRequest& q);
+
+/// True for one run across the ranks of an MPI job (see the contract); throws UsageError for
+/// an algorithm it is not built for.
+bool one_run_across_nodes(const SpreadRequest& q);
 
 /// Runs the spread; returns the exit status.
 int run_spread(const SpreadRequest& q);

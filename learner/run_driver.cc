@@ -14,6 +14,7 @@
 #include "common/backoff.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
+#include "common/runfiles/atomic_file.h"
 #include "common/runfiles/metrics_csv.h"
 #include "common/runfiles/progress.h"
 #include "common/runfiles/results_jsonl.h"
@@ -146,6 +147,21 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   flush_subnormals();
   keep_freed_memory();
 
+  const std::uint32_t remote_nodes = o.remote ? static_cast<std::uint32_t>(o.remote->stats().size()) : 0;
+  // Remote actors stop on every way out, after the local ones and after this process's segment
+  // is gone (`sup` and `seg` are destroyed first): a SIGKILL that follows a SIGTERM while the
+  // nodes are asked to stop leaves no /dev/shm entry here.
+  struct RemoteStop {
+    RemoteActors* remote;
+    ~RemoteStop() {
+      if (remote == nullptr) return;
+      try {
+        remote->stop();
+      } catch (const std::exception& e) {
+        spdlog::warn("train: stopping the remote actors: {}", e.what());
+      }
+    }
+  } remote_stop{o.remote};
   // The segment: one ring per actor, the weight channel sized for the blob.
   RunLayoutOptions lo;
   lo.num_actors = o.actors;
@@ -156,7 +172,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   SupervisorOptions so;
   so.executable = o.executable;
   so.heartbeat_timeout = kActorHeartbeatTimeout;
-  so.args = [&](std::uint32_t slot) {
+  // The launch of actor slot `slot` (remote slots too: a node replaces segment and config).
+  auto launch_of = [&](std::uint32_t slot) {
     ActorLaunch launch;
     launch.kind = algo.name();
     launch.segment = seg.name();
@@ -164,8 +181,9 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     launch.seed = actor_seed(o.seed, slot);
     launch.config_path = o.config_path;
     algo.fill_launch(launch);
-    return launch.to_args();
+    return launch;
   };
+  so.args = [&](std::uint32_t slot) { return launch_of(slot).to_args(); };
   Supervisor sup(seg, so);
   std::vector<RingReader> readers;
   for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), algo.record_mask());
@@ -194,12 +212,30 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       inc = {deaths, claimed, drained[i]};
     }
     const std::uint64_t ahead = algo.units_ahead();
+    const std::uint64_t lost_remote = o.remote ? o.remote->lost_records() : 0;
     const std::uint64_t permits =
-        ahead == 0 ? kUnlimitedWork : (algo.records_retired() + discarded + lost + per_unit - 1) / per_unit + ahead;
-    if (permits != granted) grant_work(seg.control(), granted = permits);  // after the publication they allow
+        ahead == 0 ? kUnlimitedWork
+                   : (algo.records_retired() + discarded + lost + lost_remote + per_unit - 1) / per_unit + ahead;
+    if (permits != granted) {
+      granted = permits;
+      // After the publication they allow; with remote nodes, the local actors get their share.
+      grant_work(seg.control(), work_share(permits, 0, 1 + remote_nodes));
+      if (o.remote) o.remote->grant(permits);
+    }
   };
 
+  if (o.remote) {  // the nodes of the run, beside its metrics
+    nlohmann::json nodes = {{"actors_per_node", o.actors}, {"nodes", 1 + remote_nodes}};
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    nodes["learner_host"] = host;
+    for (const RemoteNodeStats& n : o.remote->stats()) nodes["actor_nodes"].push_back(n.name);
+    runfiles::write_file_atomic(run_dir / "nodes.json", nodes.dump(2) + "\n");
+  }
   std::vector<std::string> columns = algo.metric_columns();
+  const std::size_t algo_columns = columns.size();
+  for (std::uint32_t k = 0; k < remote_nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k + 1));
+  std::vector<std::uint64_t> node_records_at_metrics(remote_nodes, 0);
   runfiles::MetricsCsv metrics(run_dir / "metrics.csv", columns);
   runfiles::TbWriter tb(run_dir);
   runfiles::ProgressOptions po;
@@ -239,12 +275,24 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     std::vector<std::uint64_t> published;
     auto publish = [&] {
       algo.write_blob(blob.data());
-      weights.publish(blob.data(), blob.size());
+      const std::uint64_t channel_version = weights.publish(blob.data(), blob.size());
+      if (o.remote) o.remote->publish(blob.data(), blob.size(), channel_version);
       published.push_back(algo.version());
     };
     published.reserve(1024);
     algo.write_blob(blob.data());
+    if (o.remote && !actors_started) {
+      RemoteRunPlan plan;
+      plan.ring_capacity = lo.ring_capacity;
+      plan.blob_bytes = lo.weight_capacity;
+      plan.record_mask = algo.record_mask();
+      plan.max_record_bytes = max_record_bytes_for(lo.ring_capacity);
+      plan.records_per_unit = per_unit;
+      plan.launch = launch_of;
+      o.remote->start(plan, o.actors);
+    }
     const std::uint64_t floor_version = weights.publish(blob.data(), blob.size());
+    if (o.remote) o.remote->publish(blob.data(), blob.size(), floor_version);
     published.push_back(algo.version());
     update_gate();
     if (!actors_started) {
@@ -272,16 +320,44 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       write_state(checkpoint_path, algo, run_meta(false));
       last_checkpoint = Clock::now();
     };
+    // Takes one record of actor `slot` (a ring's or a remote one), made with channel version
+    // `rec.version`: maps the version, keeps the lag, or discards an earlier repetition's.
+    auto take = [&](std::uint32_t slot, const RecordView& rec) {
+      if (rec.version < floor_version) {
+        ++discarded;  // made with an earlier repetition's weights
+        return;
+      }
+      const std::uint64_t idx = rec.version - floor_version;
+      const std::uint64_t made_with = published[std::min<std::uint64_t>(idx, published.size() - 1)];
+      if (first_record == Clock::time_point{}) {
+        first_record = Clock::now();
+        budget_before_first = budget_now();
+      }
+      algo.on_record(slot, rec, made_with);
+      const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
+      if (lags.size() < kMaxLagSamples) lags.push_back(lag);
+      if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
+    };
     // Drains the rings round-robin, starting one ring later on each pass, so that an
-    // algorithm that takes only so many records (a rate limiter) hears every actor in turn.
+    // algorithm that takes only so many records (a rate limiter) hears every actor in turn;
+    // the remote actors (all of them, one more "ring") take their turn in the same rotation.
     std::uint32_t first_ring = 0;
     auto drain = [&] {
       std::uint64_t got = 0;
-      const auto n = static_cast<std::uint32_t>(readers.size());
+      const auto n = static_cast<std::uint32_t>(readers.size()) + (o.remote ? 1 : 0);
       const std::uint32_t start = first_ring;
       first_ring = (first_ring + 1) % n;
       for (std::uint32_t k = 0; k < n; ++k) {
         const std::uint32_t i = (start + k) % n;
+        if (!algo.wants_records()) return got;
+        if (i == readers.size()) {  // the remote actors' records, as those of a ring
+          got += o.remote->poll([&](std::uint32_t slot, const RecordView& rec) {
+            if (!algo.wants_records()) return false;
+            take(slot, rec);
+            return true;
+          });
+          continue;
+        }
         RecordView rec;
         for (std::uint32_t k = 0; k < kMaxDrainPerRing; ++k) {
           if (!algo.wants_records()) return got;
@@ -289,20 +365,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
           if (ps == PeekStatus::kEmpty) break;
           if (ps == PeekStatus::kCorrupt)
             throw std::runtime_error(fmt::format("actor {} ring is corrupt: {}", i, readers[i].error()));
-          if (rec.version >= floor_version) {
-            const std::uint64_t idx = rec.version - floor_version;
-            const std::uint64_t made_with = published[std::min<std::uint64_t>(idx, published.size() - 1)];
-            if (first_record == Clock::time_point{}) {
-              first_record = Clock::now();
-              budget_before_first = budget_now();
-            }
-            algo.on_record(i, rec, made_with);
-            const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
-            if (lags.size() < kMaxLagSamples) lags.push_back(lag);
-            if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
-          } else {
-            ++discarded;  // made with an earlier repetition's weights
-          }
+          take(i, rec);
           readers[i].release();
           ++drained[i];
           ++got;
@@ -334,6 +397,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
       if (sup.poll() == 0 && sup.all_failed())
         throw std::runtime_error("every actor failed and used up its restarts; see the log above");
+      if (o.remote) o.remote->check();
       update_gate();
       const auto now = Clock::now();
       const double dt = std::chrono::duration<double>(now - last_metrics).count();
@@ -350,7 +414,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         const auto step = static_cast<std::int64_t>(budget_of_done_reps + tick.budget);
         const std::vector<double> row = algo.metric_row(tick);
         std::vector<std::pair<std::string, double>> named;
-        for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) named.emplace_back(columns[c], row[c]);
+        for (std::size_t c = 0; c < algo_columns && c < row.size(); ++c) named.emplace_back(columns[c], row[c]);
+        if (o.remote) {  // each node's records per second since the last row
+          const std::vector<RemoteNodeStats> nodes = o.remote->stats();
+          for (std::size_t k = 0; k < nodes.size() && k < remote_nodes; ++k) {
+            named.emplace_back(columns[algo_columns + k],
+                               static_cast<double>(nodes[k].records - node_records_at_metrics[k]) / dt);
+            node_records_at_metrics[k] = nodes[k].records;
+          }
+        }
         metrics.write_named_row(step, seconds_since(train_t0), named);
         for (const auto& [k, v] : named)
           if (k != "rep") tb.add_scalar("train/" + k, step, static_cast<float>(v));
@@ -404,6 +476,14 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
                             std::memory_order_release);  // before the stop flag
   sup.stop();
   summary.actor_restarts = sup.total_restarts();
+  if (o.remote) {  // what each node gave
+    std::uint64_t local = 0;
+    for (std::uint64_t d : drained) local += d;
+    std::string line = fmt::format("train: records taken: {} from the {} local actor(s)", local, o.actors);
+    for (const RemoteNodeStats& n : o.remote->stats())
+      line += fmt::format(", {} from {} ({} restart(s))", n.records, n.name, n.restarts);
+    spdlog::info("{}", line);
+  }
   std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);
   return summary;
 }

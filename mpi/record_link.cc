@@ -67,6 +67,7 @@ std::uint64_t RecordForwarder::pump(std::vector<RingReader>& readers,
   receive_credit();
   std::uint64_t got = 0;
   const auto n = static_cast<std::uint32_t>(readers.size());
+  if (drained_.size() < n) drained_.resize(n, 0);
   const std::uint32_t start = n == 0 ? 0 : first_ring_;
   if (n > 0) first_ring_ = (first_ring_ + 1) % n;
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -90,6 +91,7 @@ std::uint64_t RecordForwarder::pump(std::vector<RingReader>& readers,
                                              o_.batch_bytes));
       }
       readers[i].release();
+      ++drained_[i];
       ++got;
     }
   }

@@ -66,6 +66,8 @@ class RecordForwarder {
   /// Bytes posted and not credited yet.
   std::uint64_t in_flight() const noexcept { return posted_ - credited_; }
   const ForwarderStats& stats() const noexcept { return stats_; }
+  /// Records taken from each ring so far (index: the reader's position in pump()'s vector).
+  const std::vector<std::uint64_t>& drained() const noexcept { return drained_; }
 
  private:
   void receive_credit();
@@ -78,6 +80,7 @@ class RecordForwarder {
   std::chrono::steady_clock::time_point opened_{};
   std::uint32_t first_ring_ = 0;
   ForwarderStats stats_;
+  std::vector<std::uint64_t> drained_;
 };
 
 /// What the learner's rank knows of one node.

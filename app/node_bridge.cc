@@ -1,0 +1,416 @@
+#include "app/node_bridge.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "common/byte_codec.h"
+#include "common/errors.h"
+#include "common/run_segment.h"
+#include "common/runfiles/atomic_file.h"
+#include "common/signals.h"
+#include "common/supervisor.h"
+#include "common/work_gate.h"
+#include "mpi/job_messages.h"
+
+namespace ringrl::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// Rank 0 -> node messages share one tag, so that they arrive in the order they were posted
+// (MPI orders messages per tag): permits never overtake the weights they follow.
+enum BridgeTag : int { kControl = 302, kStatus = 305 };
+enum class ControlKind : std::uint32_t { kWeights = 1, kPermits = 2, kStop = 3, kPlan = 4 };
+
+constexpr auto kStatusEvery = std::chrono::seconds(1);
+constexpr auto kStopWait = std::chrono::seconds(20);     // rank 0 waits this long for the nodes' last word
+constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT/SIGTERM (SIGKILL may follow)
+constexpr auto kHelloWait = std::chrono::minutes(5);
+constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
+constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);  // as the run driver's
+constexpr const char* kNodeConfig = "config.json";
+constexpr int kRefused = 2;
+constexpr int kInterrupted = 130;
+
+struct Status {
+  std::uint32_t running = 0, restarts = 0;
+  std::uint8_t failed = 0, final = 0;
+  std::uint16_t reserved = 0;
+  std::uint32_t reserved2 = 0;
+  std::uint64_t lost = 0;  // records the node's dead actors claimed and never delivered, in total
+};
+static_assert(sizeof(Status) == 24);
+
+struct WeightsHead {
+  std::uint32_t kind;  // ControlKind::kWeights
+  std::uint32_t reserved;
+  std::uint64_t channel_version;
+  std::uint64_t permits;  // this node's share
+};
+
+struct PermitsMessage {
+  std::uint32_t kind;  // ControlKind::kPermits
+  std::uint32_t reserved;
+  std::uint64_t permits;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <class T>
+T decode_pod(std::string_view bytes, const std::string& from, const char* what) {
+  T v;
+  if (bytes.size() != sizeof v) throw CorruptData(fmt::format("{}: a {} message of {} bytes", from, what, bytes.size()));
+  std::memcpy(&v, bytes.data(), sizeof v);
+  return v;
+}
+
+template <class T>
+std::string encode_pod(const T& v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// Receives the next message with `tag` from `source`, waiting up to `timeout` (a signal ends the wait).
+std::optional<mpi::Message> wait_for(mpi::Comm& comm, int tag, Clock::duration timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline && !shutdown_requested()) {
+    if (auto m = comm.try_receive(tag)) return m;
+    comm.progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup) : comm_(comm) {
+  const mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
+  std::string error;
+  for (int got = 1; got < comm.size(); ++got) {
+    const auto m = wait_for(comm, mpi::kHello, kHelloWait);
+    if (!m) {
+      error = fmt::format("only {} of {} ranks said hello", got, comm.size());
+      break;
+    }
+    try {
+      const mpi::Hello h = mpi::decode_hello(m->bytes, fmt::format("rank {}", m->source));
+      if (error.empty()) error = mpi::refusal(h, mine, m->source);
+      nodes_.push_back({m->source, h.host, Clock::now()});
+    } catch (const CorruptData& e) {
+      if (error.empty()) error = e.what();
+    }
+  }
+  for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kWelcome, mpi::encode(mpi::Welcome{error}));
+  if (!error.empty()) {
+    comm.flush(std::chrono::seconds(10));
+    throw UsageError(error);
+  }
+  std::sort(nodes_.begin(), nodes_.end(), [](const Node& a, const Node& b) { return a.rank < b.rank; });
+}
+
+MpiRemoteActors::~MpiRemoteActors() {
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    spdlog::warn("cluster: stopping the actor nodes: {}", e.what());
+  }
+}
+
+void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t local) {
+  local_ = local;
+  per_node_ = local;  // every node runs as many actors as rank 0
+  std::vector<mpi::NodeShape> shapes;
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    json p;
+    p["ring_capacity"] = plan.ring_capacity;
+    p["blob_bytes"] = plan.blob_bytes;
+    p["record_mask"] = plan.record_mask;
+    p["records_per_unit"] = plan.records_per_unit;
+    p["actors"] = per_node_;
+    json launches = json::array();
+    std::string config_path;
+    for (std::uint32_t i = 0; i < per_node_; ++i) {
+      const ActorLaunch l = plan.launch(local_ + static_cast<std::uint32_t>(k) * per_node_ + i);
+      launches.push_back({{"kind", l.kind}, {"seed", l.seed}, {"params", l.params}});
+      config_path = l.config_path;
+    }
+    p["launches"] = launches;
+    p["config"] = config_path.empty() ? std::string() : read_file(config_path);
+    const std::uint32_t kind = static_cast<std::uint32_t>(ControlKind::kPlan);
+    comm_.post(nodes_[k].rank, kControl, encode_pod(kind) + p.dump());
+    shapes.push_back({nodes_[k].rank, per_node_, plan.record_mask, plan.max_record_bytes});
+    nodes_[k].heard = Clock::now();
+  }
+  inbox_ = std::make_unique<mpi::RecordInbox>(comm_, shapes);
+  started_ = true;
+  spdlog::info("cluster: {} actor node(s), {} actor(s) each: {}", nodes_.size(), per_node_, [&] {
+    std::string s;
+    for (const auto& n : nodes_) s += fmt::format("{}rank {} ({})", s.empty() ? "" : ", ", n.rank, n.host);
+    return s;
+  }());
+}
+
+std::uint64_t MpiRemoteActors::poll(const Take& take) {
+  if (!inbox_) return 0;
+  return inbox_->poll([&](int rank, std::uint32_t slot, const RecordView& rec) {
+    std::uint32_t k = 0;
+    while (k < nodes_.size() && nodes_[k].rank != rank) ++k;
+    return take(local_ + k * per_node_ + slot, rec);
+  });
+}
+
+void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) {
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    const WeightsHead h{static_cast<std::uint32_t>(ControlKind::kWeights), 0, channel_version, share(k)};
+    std::string m = encode_pod(h);
+    m.append(reinterpret_cast<const char*>(blob), bytes);
+    comm_.post(nodes_[k].rank, kControl, std::move(m));
+  }
+  comm_.progress();
+}
+
+void MpiRemoteActors::grant(std::uint64_t permits) {
+  permits_ = permits;
+  if (!started_) return;
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    const PermitsMessage m{static_cast<std::uint32_t>(ControlKind::kPermits), 0, share(k)};
+    comm_.post(nodes_[k].rank, kControl, encode_pod(m));
+  }
+}
+
+void MpiRemoteActors::receive_status() {
+  while (auto m = comm_.try_receive(kStatus)) {
+    const Status s = decode_pod<Status>(m->bytes, fmt::format("rank {}", m->source), "status");
+    for (auto& n : nodes_)
+      if (n.rank == m->source) {
+        n.heard = Clock::now();
+        n.running = s.running;
+        n.restarts = s.restarts;
+        n.failed = s.failed != 0;
+        n.lost = s.lost;
+        n.final = s.final != 0;
+      }
+  }
+}
+
+void MpiRemoteActors::check() {
+  receive_status();
+  const auto now = Clock::now();
+  for (const auto& n : nodes_) {
+    if (n.failed)
+      throw std::runtime_error(fmt::format("rank {} on {}: every actor of the node failed and used up its restarts",
+                                           n.rank, n.host));
+    if (n.final && !stopped_)
+      throw std::runtime_error(fmt::format("rank {} on {}: the node bridge stopped (signal or error; see its log)",
+                                           n.rank, n.host));
+    if (started_ && now - n.heard > kNodeSilence)
+      throw std::runtime_error(fmt::format("rank {} on {} stopped answering: no word for {} s", n.rank, n.host,
+                                           std::chrono::duration_cast<std::chrono::seconds>(kNodeSilence).count()));
+  }
+}
+
+std::uint64_t MpiRemoteActors::lost_records() const {
+  std::uint64_t lost = 0;
+  for (const auto& n : nodes_) lost += n.lost;
+  return lost;
+}
+
+std::vector<learner::RemoteNodeStats> MpiRemoteActors::stats() const {
+  std::vector<learner::RemoteNodeStats> out;
+  for (const auto& n : nodes_)
+    out.push_back({fmt::format("rank {} ({})", n.rank, n.host), inbox_ ? inbox_->stats(n.rank).records : 0, n.running,
+                   n.restarts});
+  return out;
+}
+
+void MpiRemoteActors::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  const std::uint32_t stop_kind = static_cast<std::uint32_t>(ControlKind::kStop);
+  for (const auto& n : nodes_) comm_.post(n.rank, kControl, encode_pod(stop_kind));
+  // Each node's last word, while its forwarder may still be waiting for credit.
+  const auto deadline = Clock::now() + (shutdown_requested() ? kStopWaitStopping : kStopWait);
+  for (;;) {
+    receive_status();
+    if (inbox_) inbox_->poll([](int, std::uint32_t, const RecordView&) { return true; });  // discarded: the run ended
+    bool all = true;
+    for (const auto& n : nodes_) all &= n.final;
+    if (all || Clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (const auto& n : nodes_)
+    if (!n.final) spdlog::warn("cluster: rank {} on {} did not confirm its stop", n.rank, n.host);
+  comm_.flush(shutdown_requested() ? kStopWaitStopping : kStopWait);
+}
+
+int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
+  const std::string from = "rank 0";
+  comm.post(0, mpi::kHello, mpi::encode(mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false}));
+  const auto welcome = wait_for(comm, mpi::kWelcome, Clock::duration::max() / 2);
+  if (!welcome) return kInterrupted;
+  if (!mpi::decode_welcome(welcome->bytes, from).error.empty()) return kRefused;
+
+  // The plan: what to run; or a stop before any (rank 0 found nothing to do: a finished run).
+  const auto first = wait_for(comm, kControl, Clock::duration::max() / 2);
+  if (!first) return kInterrupted;
+  std::uint32_t first_kind = 0;
+  if (first->bytes.size() >= sizeof first_kind) std::memcpy(&first_kind, first->bytes.data(), sizeof first_kind);
+  if (first_kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
+    comm.post(0, kStatus, encode_pod(Status{0, 0, 0, 1, 0, 0, 0}));
+    comm.flush(std::chrono::seconds(10));
+    return 0;
+  }
+  if (first_kind != static_cast<std::uint32_t>(ControlKind::kPlan))
+    throw CorruptData(fmt::format("{}: a control message of kind {} before the plan", from, first_kind));
+  json plan;
+  try {
+    plan = json::parse(first->bytes.substr(sizeof first_kind));
+  } catch (const json::exception& e) {
+    throw CorruptData(fmt::format("{}: the plan is not JSON: {}", from, e.what()));
+  }
+  RunLayoutOptions lo;
+  lo.num_actors = plan.at("actors").get<std::uint32_t>();
+  lo.ring_capacity = plan.at("ring_capacity").get<std::uint64_t>();
+  lo.weight_capacity = plan.at("blob_bytes").get<std::uint64_t>();
+  const auto mask = plan.at("record_mask").get<std::uint64_t>();
+  const auto per_unit = std::max<std::uint64_t>(1, plan.at("records_per_unit").get<std::uint64_t>());
+  const json launches = plan.at("launches");
+  if (launches.size() != lo.num_actors) throw CorruptData(fmt::format("{}: the plan's launches do not match its actors", from));
+  fs::create_directories(setup.node_dir);
+  const fs::path config = setup.node_dir / kNodeConfig;
+  runfiles::write_file_atomic(config, plan.at("config").get<std::string>());
+
+  install_shutdown_handlers();
+  install_crash_handlers();
+  // Named after the rank and the run, not the process: a bridge that died by SIGKILL leaves its
+  // segment, and the next bridge of the run on this node (--resume) reclaims it.
+  RunSegment seg = RunSegment::create(
+      fmt::format("node{}-{:016x}", comm.rank(), mpi::fingerprint({fs::absolute(setup.node_dir).string()})), lo);
+  spdlog::info("cluster: rank {} on {}: {} actor(s) in node segment {}", comm.rank(), comm.host(), lo.num_actors,
+               seg.name());
+  WeightWriter weights(seg.weights());
+  SupervisorOptions so;
+  so.heartbeat_timeout = kActorHeartbeatTimeout;
+  so.args = [&](std::uint32_t slot) {
+    const json& l = launches.at(slot);
+    ActorLaunch launch;
+    launch.kind = l.at("kind").get<std::string>();
+    launch.segment = seg.name();
+    launch.slot = slot;
+    launch.seed = l.at("seed").get<std::uint64_t>();
+    launch.config_path = config.string();
+    launch.params = l.at("params").get<std::map<std::string, std::string>>();
+    return launch.to_args();
+  };
+  Supervisor sup(seg, so);
+  std::vector<RingReader> readers;
+  for (std::uint32_t i = 0; i < lo.num_actors; ++i) readers.emplace_back(seg.ring(i), mask);
+  mpi::RecordForwarder forwarder(comm, {});
+
+  // Node channel version -> rank 0's channel version, for every blob published here.
+  std::uint64_t node_floor = 0;
+  std::vector<std::uint64_t> learner_version;
+  const auto map_version = [&](std::uint64_t v) -> std::uint64_t {
+    if (learner_version.empty() || v < node_floor) return 0;
+    return learner_version[std::min<std::uint64_t>(v - node_floor, learner_version.size() - 1)];
+  };
+  bool started = false, stop = false;
+  auto last_status = Clock::now();
+  // Work claimed by actors that died and never delivered, as the run driver counts its own:
+  // per slot, the claims and records of the incarnation that ended.
+  struct Incarnation {
+    std::uint32_t deaths = 0;
+    std::uint64_t claimed = 0, drained = 0;
+  };
+  std::vector<Incarnation> incarnations(lo.num_actors);
+  std::uint64_t lost = 0;
+  auto count_lost = [&] {
+    for (std::uint32_t i = 0; i < lo.num_actors; ++i) {
+      Incarnation& inc = incarnations[i];
+      const std::uint32_t deaths = sup.restarts(i) + (sup.failed(i) ? 1 : 0);
+      if (deaths == inc.deaths) continue;
+      const std::uint64_t claimed = seg.slot(i).work_claimed.load(std::memory_order_relaxed);
+      const std::uint64_t drained = i < forwarder.drained().size() ? forwarder.drained()[i] : 0;
+      const std::uint64_t owed = (claimed - inc.claimed) * per_unit, got = drained - inc.drained;
+      lost += owed > got ? owed - got : 0;
+      inc = {deaths, claimed, drained};
+    }
+  };
+  auto send_status = [&](bool final) {
+    Status s;
+    s.running = started ? sup.poll() : 0;
+    count_lost();
+    s.lost = lost;
+    s.restarts = sup.total_restarts();
+    s.failed = started && s.running == 0 && sup.all_failed() ? 1 : 0;
+    s.final = final ? 1 : 0;
+    comm.post(0, kStatus, encode_pod(s));
+    last_status = Clock::now();
+  };
+  while (!stop && !shutdown_requested()) {
+    while (auto m = comm.try_receive(kControl)) {
+      std::uint32_t kind = 0;
+      if (m->bytes.size() < sizeof kind) throw CorruptData(fmt::format("{}: a control message of {} bytes", from, m->bytes.size()));
+      std::memcpy(&kind, m->bytes.data(), sizeof kind);
+      if (kind == static_cast<std::uint32_t>(ControlKind::kWeights)) {
+        if (m->bytes.size() < sizeof(WeightsHead) || m->bytes.size() - sizeof(WeightsHead) > lo.weight_capacity)
+          throw CorruptData(fmt::format("{}: a weights message of {} bytes", from, m->bytes.size()));
+        WeightsHead h;
+        std::memcpy(&h, m->bytes.data(), sizeof h);
+        const std::uint64_t v = weights.publish(m->bytes.data() + sizeof h, m->bytes.size() - sizeof h);
+        if (learner_version.empty()) node_floor = v;
+        learner_version.push_back(h.channel_version);
+        grant_work(seg.control(), h.permits);  // after the weights they allow
+        if (!started) {
+          sup.start();
+          started = true;
+          seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);
+        }
+      } else if (kind == static_cast<std::uint32_t>(ControlKind::kPermits)) {
+        grant_work(seg.control(), decode_pod<PermitsMessage>(m->bytes, from, "permits").permits);
+      } else if (kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
+        stop = true;
+      } else {
+        throw CorruptData(fmt::format("{}: a control message of kind {}", from, kind));
+      }
+    }
+    const std::uint64_t got = forwarder.pump(readers, map_version);
+    if (started && sup.poll() == 0 && sup.all_failed()) {
+      send_status(false);
+      break;
+    }
+    if (started) {  // a dead actor's unfinished work is granted again at once
+      const std::uint64_t before = lost;
+      count_lost();
+      if (lost != before) send_status(false);
+    }
+    if (Clock::now() - last_status >= kStatusEvery) send_status(false);
+    if (got == 0) std::this_thread::sleep_for(kIdle);
+  }
+  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining), std::memory_order_release);
+  sup.stop();
+  forwarder.flush();
+  send_status(true);
+  comm.flush(std::chrono::seconds(10));
+  return shutdown_requested() ? kInterrupted : 0;
+}
+
+}  // namespace ringrl::app

@@ -1,0 +1,100 @@
+// One run across nodes on MPI: `mpirun -np N ringrl train pqt ...` (docs/cluster.md).
+//
+// Rank 0 is the learner node: its run driver (learner/run_driver.h) runs its own actors and,
+// through MpiRemoteActors, those of every other rank. Every other rank is an actor node: one
+// process, run_node_bridge(), which
+//   * creates a node-local run segment and starts and supervises the node's actors there, with
+//     the same actor code and rings as on one machine (as many actors as rank 0 runs);
+//   * drains their rings and forwards the records to rank 0 in record batches with a bound on
+//     the bytes in flight (mpi/record_link.h): when rank 0 falls behind, the full rings hold
+//     the actors back, and nothing is dropped;
+//   * publishes every weight blob rank 0 sends into its node's weight channel, maps its
+//     channel's versions back to rank 0's for each record it forwards, and grants the work
+//     permits rank 0 grants;
+//   * reports its actors every second; stops when rank 0 says so, or on SIGINT/SIGTERM.
+//
+// Messages (besides the job protocol's hello/welcome and the record link's), all from rank 0
+// on one tag, so that they arrive in the order they were posted:
+//   0 -> node  kControl  first the plan (the actors to run: kind, count, seeds, params, ring
+//                        and blob sizes, the resolved config's text; or stop, when rank 0 has
+//                        nothing to run), then weights (rank 0's channel version, the node's
+//                        work permits, the blob), work permits, and at the end stop
+//   node -> 0  kStatus   actors running, restarts, failed, final
+//
+// The work gate holds over the job: unit u of the run's permits falls to participant u % (N)
+// (rank 0's actors first, then each node; learner::work_share), so all of them together never
+// claim more than the run's permits and the lag bound (max_lag) is the one-machine bound.
+//
+// Contract:
+// * Both sides start with the job protocol's hello (mpi/job_messages.h): a node of another
+//   build or with other settings is refused in one line by rank 0 (UsageError), and the node
+//   exits with status 2 without a word.
+// * MpiRemoteActors is rank 0's learner::RemoteActors; check() throws naming a node whose
+//   actors all failed, or that said nothing for kNodeSilence.
+// * One thread (the command's main thread) uses each.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "learner/remote_actors.h"
+#include "mpi/comm.h"
+#include "mpi/record_link.h"
+
+namespace ringrl::app {
+
+/// A node that says nothing this long is taken for dead.
+inline constexpr std::chrono::seconds kNodeSilence{30};
+
+struct BridgeSetup {
+  std::uint64_t fingerprint = 0;   // of the settings every rank must share
+  std::filesystem::path node_dir;  // where a node writes its copy of the config
+};
+
+class MpiRemoteActors final : public learner::RemoteActors {
+ public:
+  /// Rank 0: every node's hello, checked (UsageError refuses the job).
+  MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup);
+  ~MpiRemoteActors() override;
+  std::uint32_t slots() const override { return per_node_ * static_cast<std::uint32_t>(nodes_.size()); }
+  void start(const learner::RemoteRunPlan& plan, std::uint32_t local) override;
+  std::uint64_t poll(const Take& take) override;
+  void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) override;
+  void grant(std::uint64_t permits) override;
+  void check() override;
+  std::uint64_t lost_records() const override;
+  std::vector<learner::RemoteNodeStats> stats() const override;
+  void stop() override;
+
+ private:
+  struct Node {
+    int rank = 0;
+    std::string host;
+    std::chrono::steady_clock::time_point heard{};
+    std::uint32_t running = 0, restarts = 0;
+    std::uint64_t lost = 0;  // records its dead actors claimed and never delivered
+    bool failed = false, final = false;
+  };
+  void receive_status();
+  /// Node k's (0-based) share of the permits.
+  std::uint64_t share(std::size_t k) const {
+    return learner::work_share(permits_, k + 1, nodes_.size() + 1);
+  }
+
+  mpi::Comm& comm_;
+  std::vector<Node> nodes_;
+  std::unique_ptr<mpi::RecordInbox> inbox_;
+  std::uint32_t local_ = 0, per_node_ = 0;
+  std::uint64_t permits_ = 0;
+  bool started_ = false, stopped_ = false;
+};
+
+/// An actor node's life (see the file comment); returns the exit status (0, 2 refused, 130
+/// after SIGINT/SIGTERM).
+int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup);
+
+}  // namespace ringrl::app

@@ -1,0 +1,232 @@
+// One run across nodes, `mpirun -np N ringrl train pqt ...` on localhost (app/node_bridge.h,
+// learner/remote_actors.h): 3 ranks solve `print` with records from every rank, counted per
+// rank, made with the newest weights (lag 0 at max_lag 0), their sum the run's NPE, and the
+// nodes and per-node rates in the run directory; ^C to mpirun stops every rank with a
+// checkpoint and leaves no process and no /dev/shm entry, and --resume continues; kill -9 of a
+// node's bridge ends the job naming the rank, and --resume continues; kill -9 of a node's
+// actor (twice) is replaced by its bridge and the run completes; ranks with other settings are
+// refused in one line.
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/mpi/mpirun_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ringrl::testing;
+using namespace std::chrono_literals;
+
+constexpr auto kStartWait = std::chrono::seconds(90);
+constexpr const char* kLongBudget = "40000";  // programs: five to ten seconds here (no stop on success)
+constexpr const char* kInterruptedBudget = "150000";  // long enough for mpirun's delayed SIGTERM
+constexpr const char* kStopGraceSeconds = "3";        // mpirun: ^C to SIGTERM, SIGTERM to SIGKILL
+
+// The small PQT job of tests/train/train_pqt_test.cc: print is solved in a few thousand programs.
+std::vector<std::string> pqt_args(const fs::path& dir, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> a = {RINGRL_BINARY, "train", "pqt",  "--task",      "print",  "--mode",
+                                "pqt",         "--actors", "1", "--repetitions", "1",     "--seed",
+                                "3",           "--set",  "timestep_limit=12",      "--set", "batch_size=32",
+                                "--set",       "lr=0.001", "--run-dir", dir.string()};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+std::vector<std::string> long_job(const fs::path& dir, const char* budget = kLongBudget) {
+  return pqt_args(dir, {"--max-npe", budget, "--set", "stop_on_success=false"});
+}
+
+bool ok(const Outcome& r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+
+std::string environ_of(pid_t pid) {
+  std::string e = read_text(fs::path("/proc") / std::to_string(pid) / "environ");
+  std::replace(e.begin(), e.end(), '\0', '\n');
+  return e;
+}
+
+// The rank processes of the job that runs in `dir` (not mpirun `launcher`), by rank.
+std::map<int, pid_t> ranks_of(const fs::path& dir, pid_t launcher) {
+  std::map<int, pid_t> out;
+  for (pid_t p : processes_naming({" train pqt ", dir.string()})) {
+    if (p == launcher) continue;
+    const std::string env = environ_of(p);
+    const auto at = env.find("OMPI_COMM_WORLD_RANK=");
+    if (at != std::string::npos) out[std::stoi(env.substr(at + 21))] = p;
+  }
+  return out;
+}
+
+// /dev/shm entries whose name holds one of `pids` (segments are named after their creator).
+std::vector<std::string> shm_of(const std::vector<pid_t>& pids) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator("/dev/shm")) {
+    const std::string name = e.path().filename().string();
+    for (pid_t p : pids)
+      if (name.rfind("ringrl", 0) == 0 && name.size() > std::to_string(p).size() &&
+          name.substr(name.size() - std::to_string(p).size()) == std::to_string(p))
+        out.push_back(name);
+  }
+  return out;
+}
+
+bool wait_for_rows(const fs::path& metrics, std::size_t rows) {
+  const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (count(read_text(metrics), "\n") >= rows + 1) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+// A started mpirun that a failed assertion must not leave running: SIGTERM ends its job.
+struct Reaper {
+  pid_t pid;
+  ~Reaper() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+class ClusterRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           (std::string("ringrl-run-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+            std::to_string(getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ClusterRun, ThreeRanksSolvePrintWithRecordsFromEveryRank) {
+  const Outcome r = run(cat(mpirun(3), pqt_args(dir_, {"--max-npe", "3000000"})));
+  ASSERT_TRUE(ok(r)) << r.err;
+  const auto res = lines(dir_ / "results.jsonl");
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_TRUE(res[0]["found_solution"].get<bool>()) << res[0].dump();
+  // Every rank's records reached the learner; together they are the run's NPE.
+  std::smatch m;
+  const std::regex taken(
+      R"(records taken: (\d+) from the 1 local actor\(s\), (\d+) from rank 1 \(.*?\) \(0 restart\(s\)\), (\d+) from rank 2)");
+  ASSERT_TRUE(std::regex_search(r.err, m, taken)) << r.err;
+  const std::uint64_t local = std::stoull(m[1]), rank1 = std::stoull(m[2]), rank2 = std::stoull(m[3]);
+  EXPECT_GT(local, 0u);
+  EXPECT_GT(rank1, 0u);
+  EXPECT_GT(rank2, 0u);
+  EXPECT_EQ(local + rank1 + rank2, res[0]["npe"].get<std::uint64_t>());
+  // Remote actors sampled with the newest weights (max_lag 0: every record at lag 0, while the
+  // learner made hundreds of updates).
+  EXPECT_GT(res[0]["num_batches"].get<std::uint64_t>(), 10u);
+  const std::string metrics = read_text(dir_ / "metrics.csv");
+  const std::string header = metrics.substr(0, metrics.find('\n'));
+  EXPECT_NE(header.find("node1_records_per_s"), std::string::npos) << header;
+  EXPECT_NE(header.find("node2_records_per_s"), std::string::npos) << header;
+  EXPECT_NE(r.out.find("lag p50 0 max 0"), std::string::npos) << r.out;
+  const nlohmann::json nodes = nlohmann::json::parse(read_text(dir_ / "nodes.json"));
+  EXPECT_EQ(nodes["nodes"], 3);
+  EXPECT_EQ(nodes["actor_nodes"].size(), 2u);
+}
+
+TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
+  int o = -1, e = -1;
+  // mpirun sends SIGTERM odls_base_sigkill_timeout seconds after ^C, and SIGKILL as long again later.
+  std::vector<std::string> launcher = mpirun(3);
+  launcher.insert(launcher.begin() + 1, {"--mca", "odls_base_sigkill_timeout", kStopGraceSeconds});
+  const pid_t pid = start(cat(launcher, long_job(dir_, kInterruptedBudget)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  std::vector<pid_t> pids;
+  for (const auto& [rank, p] : ranks_of(dir_, pid)) pids.push_back(p);
+  EXPECT_EQ(pids.size(), 3u);
+  kill(pid, SIGINT);
+  const Outcome r = finish(pid, o, e);
+  EXPECT_NE(r.err.find("interrupted (signal 15); checkpoint written"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+  EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
+
+  const Outcome again = run(cat(mpirun(3), cat(long_job(dir_, kInterruptedBudget), {"--resume"})));
+  ASSERT_TRUE(ok(again)) << again.err;
+  EXPECT_NE(again.err.find("train: resuming repetition 0 at"), std::string::npos) << again.err;
+  const auto res = lines(dir_ / "results.jsonl");
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), 150000u);
+}
+
+TEST_F(ClusterRun, KillOfANodeBridgeEndsTheJobNamingTheRankAndResumeContinues) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(2), long_job(dir_)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const auto ranks = ranks_of(dir_, pid);
+  ASSERT_EQ(ranks.count(1), 1u);
+  kill(ranks.at(1), SIGKILL);
+  const Outcome r = finish(pid, o, e);
+  EXPECT_FALSE(ok(r));
+  EXPECT_NE(r.err.find("rank 1"), std::string::npos) << "the job names the node\n" << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin")) << r.err;
+  std::this_thread::sleep_for(2s);  // the dead bridge's actors notice their parent is gone
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(rank 1 on \S+: 1 actor\(s\) in node segment (\S+))"))) << r.err;
+  const std::string node_segment = m[1];
+
+  const Outcome again = run(cat(mpirun(2), cat(long_job(dir_), {"--resume"})));
+  ASSERT_TRUE(ok(again)) << again.err;
+  EXPECT_FALSE(fs::exists(fs::path("/dev/shm") / node_segment)) << "the resumed bridge reclaimed what SIGKILL left";
+  EXPECT_NE(again.err.find("train: resuming repetition 0 at"), std::string::npos) << again.err;
+  EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(2), long_job(dir_)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  // Twice, mid-sampling most likely; the run still completes its budget.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<pid_t> actors;
+    const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+    while ((actors = processes_naming({"actor --kind pqt", (dir_ / "node-1").string()})).size() != 1 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(50ms);
+    ASSERT_EQ(actors.size(), 1u);
+    kill(actors[0], SIGKILL);
+    std::this_thread::sleep_for(700ms);
+  }
+  const Outcome r = finish(pid, o, e);
+  ASSERT_TRUE(ok(r)) << r.err;
+  EXPECT_NE(r.err.find("(2 restart(s))"), std::string::npos) << r.err;
+  EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+TEST_F(ClusterRun, RanksWithOtherSettingsAreRefusedInOneLine) {
+  std::vector<std::string> args = cat(mpirun(1), pqt_args(dir_, {"--max-npe", "1000"}));
+  args.insert(args.end(), {":", "-np", "1"});
+  args = cat(args, pqt_args(dir_, {"--max-npe", "1000", "--set", "lr=0.002"}));
+  const Outcome r = run(args);
+  EXPECT_FALSE(ok(r));
+  EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: rank 1 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("other settings than rank 0"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results.jsonl"));
+}
+
+}  // namespace
