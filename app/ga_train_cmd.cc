@@ -16,6 +16,7 @@
 #include "app/ga_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
+#include "common/parse_number.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "learner/ga/ga_algorithm.h"
@@ -41,6 +42,7 @@ int run_ga_train(const GaCli& c) {
   o.run_dir = run_dir;
   o.resume = c.resume;
   o.only_repetition = only_repetition(c);
+  o.remote = cluster_remote_actors();  // under mpirun: the other ranks' evaluators (docs/cluster.md)
   o.validate();  // every setting and the task, before the run directory is written
   fs::create_directories(run_dir);
   o.config_path = runfiles::write_resolved(cfg, run_dir).string();
@@ -77,6 +79,10 @@ int ga_actor_main(const ActorLaunch& launch) {
   actors::GaActorOptions o = ga_actor_options_from(runfiles::load_config(launch.config_path));
   o.segment = launch.segment;
   o.slot = launch.slot;
+  if (launch.params.count("run_slot") != 0) {  // an actor node's actor (app/node_bridge.h)
+    o.run_slot = static_cast<std::int64_t>(parse_unsigned(launch.param("run_slot"), "run_slot", 0, kMaxActors));
+    o.actors = static_cast<std::uint32_t>(parse_unsigned(launch.param("run_actors"), "run_actors", 1, kMaxActors));
+  }
   return actors::run_ga_actor(o);
 }
 

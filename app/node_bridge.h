@@ -1,10 +1,12 @@
-// One run across nodes on MPI: `mpirun -np N ringrl train pqt ...` (docs/cluster.md).
+// One run across nodes on MPI: `mpirun -np N ringrl train pqt|ga ...` (docs/cluster.md).
 //
 // Rank 0 is the learner node: its run driver (learner/run_driver.h) runs its own actors and,
 // through MpiRemoteActors, those of every other rank. Every other rank is an actor node: one
 // process, run_node_bridge(), which
 //   * creates a node-local run segment and starts and supervises the node's actors there, with
-//     the same actor code and rings as on one machine (as many actors as rank 0 runs);
+//     the same actor code and rings as on one machine (as many actors as rank 0 runs; each
+//     also gets its place in the run, params run_slot and run_actors, for actors that split
+//     work by slot: GA's evaluators);
 //   * drains their rings and forwards the records to rank 0 in record batches with a bound on
 //     the bytes in flight (mpi/record_link.h): when rank 0 falls behind, the full rings hold
 //     the actors back, and nothing is dropped;

@@ -95,9 +95,9 @@ bool spread_requested(const SpreadRequest& q) {
 
 bool one_run_across_nodes(const SpreadRequest& q) {
   if (!under_several_ranks() || q.repetitions > 1) return false;
-  if (q.algo != "pqt") {
+  if (q.algo != "pqt" && q.algo != "ga") {
     if (mpi::detect_launcher().rank_hint > 0) std::exit(kUsageStatus);  // every rank refuses; rank 0 says why
-    throw UsageError(fmt::format("train {} under mpirun/srun: one run across nodes is built for pqt only; "
+    throw UsageError(fmt::format("train {} under mpirun/srun: one run across nodes is built for pqt and ga; "
                                  "spread --repetitions R (R > 1) over the ranks instead (docs/cluster.md)",
                                  q.algo));
   }

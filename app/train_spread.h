@@ -15,7 +15,7 @@
 // * spread_requested() says whether the parsed command asks for it: --parallel above 1, or
 //   more than one rank with --repetitions above 1. one_run_across_nodes() says whether it asks
 //   for one run whose actors live on every rank instead (more than one rank and no repetitions
-//   to spread; app/node_bridge.h): built for pqt; for the others a UsageError (one line)
+//   to spread; app/node_bridge.h): built for pqt and ga; for hiro a UsageError (one line)
 //   rather than N copies of one run.
 // * run_spread() returns the command's exit status: 0, 1 when a repetition failed, 130 after
 //   SIGINT/SIGTERM (forwarded once to every child, each writes its checkpoint). Rerun with

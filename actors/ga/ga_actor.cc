@@ -23,8 +23,9 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(100);  // per wait; heartb
 }  // namespace
 
 void GaActorOptions::validate() const {
-  if (actors < 1 || slot >= actors)
-    throw UsageError(fmt::format("GA actor slot {}: expected 0 to {} (actors {})", slot, actors - 1, actors));
+  const std::int64_t place = run_slot >= 0 ? run_slot : static_cast<std::int64_t>(slot);
+  if (actors < 1 || place >= actors)
+    throw UsageError(fmt::format("GA actor slot {}: expected 0 to {} (actors {})", place, actors - 1, actors));
   if (population < 1) throw UsageError(fmt::format("population {}: expected at least 1", population));
   if (genome_length < 1) throw UsageError(fmt::format("timestep_limit {}: expected at least 1", genome_length));
 }
@@ -61,7 +62,8 @@ int run_ga_actor(const GaActorOptions& o) {
     }
     const std::uint64_t version = rt.weights_version();
     std::uint64_t pushed = 0;
-    for (std::size_t j = o.slot; j < genomes.size() && !rt.should_stop(); j += o.actors) {
+    const std::size_t place = o.run_slot >= 0 ? static_cast<std::size_t>(o.run_slot) : o.slot;
+    for (std::size_t j = place; j < genomes.size() && !rt.should_stop(); j += o.actors) {
       const GaFitnessRecord r = score_ga_row(scorer, static_cast<std::uint32_t>(j), genomes[j]);
       std::byte* dst = rt.ring().try_reserve(sizeof r);
       while (dst == nullptr) {

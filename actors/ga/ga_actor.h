@@ -3,7 +3,7 @@
 // One call of run_ga_actor() is the whole life of an actor process (single-threaded). Loop:
 // take the newest request blob (common/ga/request_layout.h; one whose fingerprint is not this
 // actor's population x genome length is refused with one log line and exit status
-// kExitBadRequest); score the rows j with j % actors == slot on the task (envs/bf, paper
+// kExitBadRequest); score the rows j with j % actors == its place (slot, or run_slot) on the task (envs/bf, paper
 // variant, max_code_length = genome length); push one GaFitness record per row, waiting while
 // the ring is full (back-pressure, never dropping); flush; then wait, with heartbeats, for
 // the next request. It stops when the learner sets the run's stop flag or the process gets
@@ -24,8 +24,11 @@ inline constexpr int kExitBadRequest = 4;
 
 struct GaActorOptions {
   std::string segment;       // run segment name
-  std::uint32_t slot = 0;    // this actor's slot
-  std::uint32_t actors = 1;  // evaluators in the run: this one takes rows j % actors == slot
+  std::uint32_t slot = 0;    // this actor's slot (its ring)
+  std::uint32_t actors = 1;  // evaluators in the run: this one takes rows j % actors == its place
+  /// Its place among the run's evaluators when that is not its ring slot (an actor node of a
+  /// run across nodes, app/node_bridge.h: rings are numbered per node); -1 = slot.
+  std::int64_t run_slot = -1;
   std::string task = "reverse";
   std::uint32_t population = 100;
   int genome_length = 100;

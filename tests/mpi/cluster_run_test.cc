@@ -217,6 +217,30 @@ TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
   EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
 }
 
+// GA's evaluators split each request by their place in the run: two ranks of one actor each
+// give the results of one rank with two actors (GA does not depend on the actor count).
+TEST_F(ClusterRun, TwoRankGaGivesTheOneRankResult) {
+  const auto ga = [&](const fs::path& d, const char* actors) {
+    return std::vector<std::string>{RINGRL_BINARY, "train",     "ga",        "--task",        "print", "--actors",
+                                    actors,        "--max-npe", "30000",     "--repetitions", "1",     "--seed",
+                                    "5",           "--set",     "evaluator=actors", "--run-dir", d.string()};
+  };
+  const Outcome one = run(ga(dir_ / "one", "2"));
+  ASSERT_TRUE(ok(one)) << one.err;
+  const Outcome two = run(cat(mpirun(2), ga(dir_ / "two", "1")));
+  ASSERT_TRUE(ok(two)) << two.err;
+  auto a = lines(dir_ / "one" / "results.jsonl"), b = lines(dir_ / "two" / "results.jsonl");
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  a[0].erase("seconds");
+  b[0].erase("seconds");
+  EXPECT_EQ(a[0], b[0]);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(two.err, m, std::regex(R"(records taken: (\d+) from the 1 local actor\(s\), (\d+) from rank 1)")))
+      << two.err;
+  EXPECT_GT(std::stoull(m[2]), 0u) << "rank 1's evaluator scored its share";
+}
+
 TEST_F(ClusterRun, RanksWithOtherSettingsAreRefusedInOneLine) {
   std::vector<std::string> args = cat(mpirun(1), pqt_args(dir_, {"--max-npe", "1000"}));
   args.insert(args.end(), {":", "-np", "1"});
