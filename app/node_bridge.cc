@@ -284,23 +284,33 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   }
   if (first_kind != static_cast<std::uint32_t>(ControlKind::kPlan))
     throw CorruptData(fmt::format("{}: a control message of kind {} before the plan", from, first_kind));
-  json plan;
-  try {
-    plan = json::parse(first->bytes.substr(sizeof first_kind));
-  } catch (const json::exception& e) {
-    throw CorruptData(fmt::format("{}: the plan is not JSON: {}", from, e.what()));
-  }
+  // The plan, read as untrusted: anything missing or of the wrong type is one line naming rank 0.
   RunLayoutOptions lo;
-  lo.num_actors = plan.at("actors").get<std::uint32_t>();
-  lo.ring_capacity = plan.at("ring_capacity").get<std::uint64_t>();
-  lo.weight_capacity = plan.at("blob_bytes").get<std::uint64_t>();
-  const auto mask = plan.at("record_mask").get<std::uint64_t>();
-  const auto per_unit = std::max<std::uint64_t>(1, plan.at("records_per_unit").get<std::uint64_t>());
-  const json launches = plan.at("launches");
-  if (launches.size() != lo.num_actors) throw CorruptData(fmt::format("{}: the plan's launches do not match its actors", from));
+  std::uint64_t mask = 0, per_unit = 1;
+  json launches;
+  std::string config_text;
+  try {
+    const json plan = json::parse(first->bytes.substr(sizeof first_kind));
+    lo.num_actors = plan.at("actors").get<std::uint32_t>();
+    lo.ring_capacity = plan.at("ring_capacity").get<std::uint64_t>();
+    lo.weight_capacity = plan.at("blob_bytes").get<std::uint64_t>();
+    mask = plan.at("record_mask").get<std::uint64_t>();
+    per_unit = std::max<std::uint64_t>(1, plan.at("records_per_unit").get<std::uint64_t>());
+    launches = plan.at("launches");
+    config_text = plan.at("config").get<std::string>();
+    if (!launches.is_array() || launches.size() != lo.num_actors)
+      throw CorruptData(fmt::format("{}: the plan's launches do not match its {} actors", from, lo.num_actors));
+    for (const json& l : launches) {
+      (void)l.at("kind").get<std::string>();
+      (void)l.at("seed").get<std::uint64_t>();
+      (void)l.at("params").get<std::map<std::string, std::string>>();
+    }
+  } catch (const json::exception& e) {
+    throw CorruptData(fmt::format("{}: a malformed plan: {}", from, e.what()));
+  }
   fs::create_directories(setup.node_dir);
   const fs::path config = setup.node_dir / kNodeConfig;
-  runfiles::write_file_atomic(config, plan.at("config").get<std::string>());
+  runfiles::write_file_atomic(config, config_text);
 
   install_shutdown_handlers();
   install_crash_handlers();
