@@ -11,28 +11,18 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tests/common/child_process.h"
 
 namespace ringrl::testing {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
-
-inline std::string slurp(int fd) {
-  std::string s;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<std::size_t>(n));
-  close(fd);
-  return s;
-}
+using Outcome = ChildOutcome;
 
 // mpirun on localhost, oversubscribed (2 cores here), as root where the tests run as root.
 inline std::vector<std::string> mpirun(int np) {
@@ -44,36 +34,10 @@ inline std::vector<std::string> mpirun(int np) {
 }
 
 inline pid_t start(std::vector<std::string> args, int* out_fd, int* err_fd) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int o[2], e[2];
-  if (pipe(o) != 0 || pipe(e) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(o[1], 1);
-    dup2(e[1], 2);
-    close(o[0]);
-    close(e[0]);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(o[1]);
-  close(e[1]);
-  *out_fd = o[0];
-  *err_fd = e[0];
-  return pid;
+  return start_child(std::move(args), out_fd, err_fd);
 }
 
-inline Outcome finish(pid_t pid, int o, int e) {
-  Outcome r;
-  std::thread te([&] { r.err = slurp(e); });
-  r.out = slurp(o);
-  te.join();
-  waitpid(pid, &r.status, 0);
-  return r;
-}
+inline Outcome finish(pid_t pid, int o, int e) { return finish_child(pid, o, e); }
 
 inline Outcome run(const std::vector<std::string>& args) {
   int o = -1, e = -1;
