@@ -19,6 +19,7 @@
 #include "learner/hiro/hiro_ops.h"
 #include "learner/td3/fifo_replay.h"
 #include "learner/td3/td3.h"
+#include "tests/learner/td3/td3_test_util.h"
 
 namespace ringrl::hiro {
 namespace {
@@ -487,22 +488,8 @@ torch::Tensor learner_draws(const std::vector<std::vector<float>>& rows, int bat
   return out;
 }
 
-std::vector<torch::Tensor> agent_params(Td3Agent& a) {
-  std::vector<torch::Tensor> out;
-  for (torch::nn::Module* m :
-       {static_cast<torch::nn::Module*>(a.actor().get()), static_cast<torch::nn::Module*>(a.critic1().get()),
-        static_cast<torch::nn::Module*>(a.critic2().get()), static_cast<torch::nn::Module*>(a.actor_target().get()),
-        static_cast<torch::nn::Module*>(a.critic1_target().get()),
-        static_cast<torch::nn::Module*>(a.critic2_target().get())})
-    for (const auto& p : m->parameters()) out.push_back(p);
-  return out;
-}
-
-std::vector<torch::Tensor> agent_tensors(Td3Agent& a) {
-  std::vector<torch::Tensor> out;
-  for (const auto& p : agent_params(a)) out.push_back(p.detach().clone());
-  return out;
-}
+using td3::testing_util::agent_params;
+using td3::testing_util::all_tensors;
 
 // Every network and target of `a` to U(-0.3, 0.3): Q then depends visibly on every input
 // (the init's U(+-0.003) output layers make the targets nearly 0, and Adam's first steps
@@ -523,7 +510,7 @@ void copy_agent(Td3Agent& dst, Td3Agent& src) {
 
 // True when both agents hold bit-identical networks and targets.
 bool same_agents(Td3Agent& a, Td3Agent& b) {
-  const auto ta = agent_tensors(a), tb = agent_tensors(b);
+  const auto ta = all_tensors(a), tb = all_tensors(b);
   for (std::size_t i = 0; i < ta.size(); ++i)
     if (!torch::equal(ta[i], tb[i])) return false;
   return true;

@@ -1,4 +1,5 @@
-// Helpers of the TD3 tests that compare two agents (td3_fused_test.cc, td3_cuda_test.cc).
+// Helpers of the tests that compare TD3 agents (td3_fused_test.cc, td3_cuda_test.cc,
+// tests/learner/hiro/hiro_test.cc).
 #pragma once
 
 #include <algorithm>
@@ -10,16 +11,23 @@
 
 namespace ringrl::td3::testing_util {
 
-/// Copies, on the host, of every parameter of the actor, both critics and their targets, in
-/// that order.
-inline std::vector<torch::Tensor> all_tensors(Td3Agent& a) {
+/// Every parameter of the actor, both critics and their targets, in that order (the live
+/// tensors).
+inline std::vector<torch::Tensor> agent_params(Td3Agent& a) {
   std::vector<torch::Tensor> out;
   for (torch::nn::Module* m :
        {static_cast<torch::nn::Module*>(a.actor().get()), static_cast<torch::nn::Module*>(a.critic1().get()),
         static_cast<torch::nn::Module*>(a.critic2().get()), static_cast<torch::nn::Module*>(a.actor_target().get()),
         static_cast<torch::nn::Module*>(a.critic1_target().get()),
         static_cast<torch::nn::Module*>(a.critic2_target().get())})
-    for (const auto& p : m->parameters()) out.push_back(p.detach().to(torch::kCPU).clone());
+    for (const auto& p : m->parameters()) out.push_back(p);
+  return out;
+}
+
+/// Copies of agent_params(), on the host.
+inline std::vector<torch::Tensor> all_tensors(Td3Agent& a) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : agent_params(a)) out.push_back(p.detach().to(torch::kCPU).clone());
   return out;
 }
 
