@@ -421,16 +421,28 @@ nb::dict goal_space(const std::string& kind, const std::string& env, const maze:
 
 using F32Rows = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
 
-// Intrinsic rewards (spec §6.3) of B transitions: s, g, s_next of shape [B, *] (or 1-D for one).
-nb::object intrinsic_rewards(const F32Rows& s, const F32Rows& g, const F32Rows& s_next) {
+// The shapes of B transitions s, g, s_next: [B, obs], [B, k], [B, obs], or 1-D for one
+// (single); UsageError naming `name` otherwise.
+struct TransitionRows {
+  bool single;
+  std::size_t rows, obs, k;
+};
+TransitionRows transition_rows(const char* name, const F32Rows& s, const F32Rows& g, const F32Rows& s_next) {
   const bool single = s.ndim() == 1;
   const std::size_t rows = single ? 1 : s.shape(0);
   const std::size_t obs = s.shape(s.ndim() - 1);
   const std::size_t k = g.shape(g.ndim() - 1);
   if (s.ndim() > 2 || g.ndim() != s.ndim() || s_next.ndim() != s.ndim() || s_next.shape(s.ndim() - 1) != obs ||
       (!single && (g.shape(0) != rows || s_next.shape(0) != rows)))
-    throw UsageError("intrinsic_reward: s, g and s_next must be [B, obs], [B, k], [B, obs] (or 1-D for one)");
-  if (k > obs) throw UsageError(fmt::format("intrinsic_reward: goal of {} values for observations of {}", k, obs));
+    throw UsageError(fmt::format("{}: s, g and s_next must be [B, obs], [B, k], [B, obs] (or 1-D for one)", name));
+  if (k > obs) throw UsageError(fmt::format("{}: goal of {} values for observations of {}", name, k, obs));
+  return {single, rows, obs, k};
+}
+
+// Intrinsic rewards (spec §6.3) of B transitions: s, g, s_next of shape [B, *] (or 1-D for one).
+nb::object intrinsic_rewards(const F32Rows& s, const F32Rows& g, const F32Rows& s_next) {
+  const TransitionRows t = transition_rows("intrinsic_reward", s, g, s_next);
+  const std::size_t rows = t.rows, obs = t.obs, k = t.k;
   float* out = nullptr;
   nb::object arr = owned_array<float>({rows}, &out);
   for (std::size_t b = 0; b < rows; ++b)
@@ -440,14 +452,9 @@ nb::object intrinsic_rewards(const F32Rows& s, const F32Rows& g, const F32Rows& 
 
 // Goal transition h (spec §6.2): g_next = s[:k] + g - s_next[:k], row by row.
 nb::object goal_transitions(const F32Rows& s, const F32Rows& g, const F32Rows& s_next) {
-  const bool single = s.ndim() == 1;
-  const std::size_t rows = single ? 1 : s.shape(0);
-  const std::size_t obs = s.shape(s.ndim() - 1);
-  const std::size_t k = g.shape(g.ndim() - 1);
-  if (s.ndim() > 2 || g.ndim() != s.ndim() || s_next.ndim() != s.ndim() || s_next.shape(s.ndim() - 1) != obs ||
-      (!single && (g.shape(0) != rows || s_next.shape(0) != rows)))
-    throw UsageError("goal_transition: s, g and s_next must be [B, obs], [B, k], [B, obs] (or 1-D for one)");
-  if (k > obs) throw UsageError(fmt::format("goal_transition: goal of {} values for observations of {}", k, obs));
+  const TransitionRows t = transition_rows("goal_transition", s, g, s_next);
+  const bool single = t.single;
+  const std::size_t rows = t.rows, obs = t.obs, k = t.k;
   float* out = nullptr;
   nb::object arr = single ? owned_array<float>({k}, &out) : owned_array<float>({rows, k}, &out);
   for (std::size_t b = 0; b < rows; ++b)
