@@ -48,7 +48,7 @@ constexpr int kInterrupted = 130;
 struct Status {
   std::uint32_t running = 0, restarts = 0;
   std::uint8_t failed = 0, final = 0;
-  std::uint16_t reserved = 0;
+  std::uint16_t signal = 0;  // on the final status: the signal that stopped the bridge, or 0
   std::uint32_t reserved2 = 0;
   std::uint64_t lost = 0;  // records the node's dead actors claimed and never delivered, in total
 };
@@ -211,6 +211,7 @@ void MpiRemoteActors::receive_status() {
         n.failed = s.failed != 0;
         n.lost = s.lost;
         n.final = s.final != 0;
+        n.signal = s.signal;
       }
   }
 }
@@ -222,6 +223,15 @@ void MpiRemoteActors::check() {
     if (n.failed)
       throw std::runtime_error(fmt::format("rank {} on {}: every actor of the node failed and used up its restarts",
                                            n.rank, n.host));
+    if (n.final && !stopped_ && n.signal != 0) {
+      // mpirun forwards a signal to every rank at once; the bridge may tell of it before this
+      // rank's own handler runs. Either way the whole job is being interrupted: checkpoint.
+      if (!shutdown_requested()) {
+        spdlog::warn("cluster: rank {} on {} was interrupted (signal {}); stopping the run", n.rank, n.host, n.signal);
+        request_shutdown(n.signal);
+      }
+      continue;
+    }
     if (n.final && !stopped_)
       throw std::runtime_error(fmt::format("rank {} on {}: the node bridge stopped (signal or error; see its log)",
                                            n.rank, n.host));
@@ -376,6 +386,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     s.restarts = sup.total_restarts();
     s.failed = started && s.running == 0 && sup.all_failed() ? 1 : 0;
     s.final = final ? 1 : 0;
+    s.signal = final ? static_cast<std::uint16_t>(shutdown_signal()) : 0;
     comm.post(0, kStatus, encode_pod(s));
     last_status = Clock::now();
   };

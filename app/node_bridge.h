@@ -80,6 +80,7 @@ class MpiRemoteActors final : public learner::RemoteActors {
     std::uint32_t running = 0, restarts = 0;
     std::uint64_t lost = 0;  // records its dead actors claimed and never delivered
     bool failed = false, final = false;
+    std::uint16_t signal = 0;  // the signal that stopped its bridge (on its final status)
   };
   void receive_status();
   /// Node k's (0-based) share of the permits.

@@ -170,6 +170,26 @@ TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
   EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), 150000u);
 }
 
+// mpirun forwards a signal to every rank at once, so a bridge may report its stop before rank 0's
+// own handler has run. A signal to one bridge alone is the extreme case: the run still stops as
+// interrupted, with a checkpoint, rather than as a failed node.
+TEST_F(ClusterRun, ASignalToOneBridgeInterruptsTheRunWithACheckpoint) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(2), long_job(dir_, kInterruptedBudget)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const auto ranks = ranks_of(dir_, pid);
+  ASSERT_EQ(ranks.count(1), 1u);
+  kill(ranks.at(1), SIGTERM);
+  const Outcome r = finish(pid, o, e);
+  EXPECT_NE(r.err.find("was interrupted (signal 15); stopping the run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("interrupted (signal 15); checkpoint written"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("the node bridge stopped"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+}
+
 TEST_F(ClusterRun, KillOfANodeBridgeEndsTheJobNamingTheRankAndResumeContinues) {
   int o = -1, e = -1;
   const pid_t pid = start(cat(mpirun(2), long_job(dir_)), &o, &e);
