@@ -66,21 +66,34 @@ learner::RemoteActors* g_remote = nullptr;  // set once, before the command's ca
 
 learner::RemoteActors* cluster_remote_actors() { return g_remote; }
 
-void join_nodes(const SpreadRequest& q, TrainRunCli& c) {
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir) {
   // The communicator and rank 0's side of the nodes live until the process ends.
   static std::unique_ptr<mpi::Comm> comm = join_mpi_job();
-  if (!comm) return;
-  std::string run_dir = c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir;
-  run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's
-  std::vector<std::string> settings = shared_train_words(q.words);
-  settings.push_back(c.run_dir);
+  NodeJob job;
+  if (!comm) return job;
+  job.joined = true;
+  job.rank = comm->rank();
+  job.ranks = comm->size();
+  job.run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's
   BridgeSetup setup;
   setup.fingerprint = mpi::fingerprint(settings);
-  setup.node_dir = fs::path(run_dir) / fmt::format("node-{}", comm->rank());
-  if (comm->rank() != 0) std::exit(run_node_bridge(*comm, setup));
+  setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm->rank());
+  job.node_dir = setup.node_dir;
+  if (comm->rank() != 0) {
+    job.bridge_status = run_node_bridge(*comm, setup);
+    return job;
+  }
   static std::unique_ptr<MpiRemoteActors> remote = std::make_unique<MpiRemoteActors>(*comm, setup);
   g_remote = remote.get();
-  c.run_dir = run_dir;
+  return job;
+}
+
+void join_nodes(const SpreadRequest& q, TrainRunCli& c) {
+  std::vector<std::string> settings = shared_train_words(q.words);
+  settings.push_back(c.run_dir);
+  const NodeJob job = join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir);
+  if (job.bridge_status) std::exit(*job.bridge_status);
+  if (job.joined) c.run_dir = job.run_dir;
 }
 
 std::int64_t only_repetition(const TrainRunCli& c) {

@@ -16,9 +16,12 @@
 //   config.json (the run's own settings, to which new overrides apply); else nothing, and the
 //   run starts from --config (empty = the command's default file).
 // * timestamped_run_dir("pqt-reverse") is "runs/pqt-reverse-YYYYmmdd-HHMMSS" in local time.
+// * join_node_job() is how a command joins one run across nodes under mpirun (app/node_bridge.h):
+//   `train pqt|ga` through join_nodes(), `bench npe` directly.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,9 +64,28 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
 /// ranks' actors, for the command's run settings (RunSettings::remote); else null.
 learner::RemoteActors* cluster_remote_actors();
 
+/// What join_node_job() made of this process.
+struct NodeJob {
+  bool joined = false;               // one rank of several: this process is part of a run across nodes
+  int rank = 0, ranks = 1;           // this process's rank; ranks in the job
+  std::string run_dir;               // rank 0's run directory, the same on every rank
+  std::filesystem::path node_dir;    // this rank's: RUN_DIR/node-<rank>, on its own host
+  std::optional<int> bridge_status;  // a rank other than 0: its node bridge ran; its exit status
+};
+
+/// Under mpirun/srun with several ranks (mpi/launch.h), joins the MPI job of one run across
+/// nodes; otherwise returns joined = false and does nothing. Every rank takes rank 0's
+/// `run_dir`. A rank other than 0 posts its hello and runs its node bridge in its node_dir
+/// (it waits for rank 0's welcome, then its plan, as long as rank 0 takes to send them)
+/// until rank 0 stops it, and returns the bridge's exit status (2: refused). Rank 0 waits for
+/// every node's hello, refuses the job (UsageError, one line naming the rank) when a node
+/// runs another build or its `settings` (the words every rank must share) differ, and
+/// returns with cluster_remote_actors() set. Once per process, from the main thread.
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir);
+
 struct SpreadRequest;
-/// Joins the MPI job of one run across nodes: ranks other than 0 run their node bridge and
-/// exit; rank 0 waits for their hello and sets c.run_dir to the job's run directory.
+/// join_node_job() for `train <algo>`: ranks other than 0 exit with their bridge's status;
+/// rank 0 sets c.run_dir to the job's run directory (a timestamped one when none was given).
 void join_nodes(const SpreadRequest& q, TrainRunCli& c);
 
 /// The driver's only_repetition for the command line (-1: every repetition).
