@@ -47,6 +47,7 @@ int run_train(const TrainCli& c) {
   t.run_dir = run_dir;
   t.resume = c.resume;
   t.only_repetition = only_repetition(c);
+  t.remote = cluster_remote_actors();  // under mpirun: the other ranks' collectors (docs/cluster.md)
   t.validate();  // every setting, before the run directory is written
   fs::create_directories(run_dir);
   t.config_path = runfiles::write_resolved(cfg, run_dir).string();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -33,9 +34,12 @@ using nlohmann::json;
 // Rank 0 -> node messages share one tag, so that they arrive in the order they were posted
 // (MPI orders messages per tag): permits never overtake the weights they follow.
 enum BridgeTag : int { kControl = 302, kStatus = 305 };
-enum class ControlKind : std::uint32_t { kWeights = 1, kPermits = 2, kStop = 3, kPlan = 4 };
+enum class ControlKind : std::uint32_t { kWeights = 1, kPermits = 2, kStop = 3, kPlan = 4, kBudget = 5 };
 
 constexpr auto kStatusEvery = std::chrono::seconds(1);
+// The run's budget reaches the nodes with each publication, or on its own at most this often
+// between publications (HIRO's collectors pace themselves on it during initial collection).
+constexpr auto kBudgetEvery = std::chrono::milliseconds(5);
 constexpr auto kStopWait = std::chrono::seconds(20);     // rank 0 waits this long for the nodes' last word
 constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT/SIGTERM (SIGKILL may follow)
 constexpr auto kHelloWait = std::chrono::minutes(5);
@@ -59,12 +63,14 @@ struct WeightsHead {
   std::uint32_t reserved;
   std::uint64_t channel_version;
   std::uint64_t permits;  // this node's share
+  std::uint64_t budget;   // the run's budget used (the driver's control-block counter)
 };
 
-struct PermitsMessage {
-  std::uint32_t kind;  // ControlKind::kPermits
+// ControlKind::kPermits (the node's share) and kBudget (the run's budget used): one count.
+struct CountMessage {
+  std::uint32_t kind;
   std::uint32_t reserved;
-  std::uint64_t permits;
+  std::uint64_t value;
 };
 
 std::string read_file(const fs::path& p) {
@@ -136,7 +142,7 @@ MpiRemoteActors::~MpiRemoteActors() {
 
 void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t local) {
   local_ = local;
-  per_node_ = local;  // every node runs as many actors as rank 0
+  per_node_ = plan.actors_per_node > 0 ? plan.actors_per_node : local;
   std::vector<mpi::NodeShape> shapes;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     json p;
@@ -145,6 +151,7 @@ void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t lo
     p["record_mask"] = plan.record_mask;
     p["records_per_unit"] = plan.records_per_unit;
     p["actors"] = per_node_;
+    p["budget_counter"] = plan.budget_counter;
     json launches = json::array();
     std::string config_path;
     for (std::uint32_t i = 0; i < per_node_; ++i) {
@@ -183,19 +190,30 @@ std::uint64_t MpiRemoteActors::poll(const Take& take) {
 
 void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) {
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    const WeightsHead h{static_cast<std::uint32_t>(ControlKind::kWeights), 0, channel_version, share(k)};
+    const WeightsHead h{static_cast<std::uint32_t>(ControlKind::kWeights), 0, channel_version, share(k), budget_};
     std::string m = encode_pod(h);
     m.append(reinterpret_cast<const char*>(blob), bytes);
     comm_.post(nodes_[k].rank, kControl, std::move(m));
   }
   comm_.progress();
+  budget_sent_ = budget_;
+  budget_sent_at_ = Clock::now();
+}
+
+void MpiRemoteActors::budget(std::uint64_t used) {
+  budget_ = used;
+  if (!started_ || budget_ == budget_sent_ || Clock::now() - budget_sent_at_ < kBudgetEvery) return;
+  const CountMessage m{static_cast<std::uint32_t>(ControlKind::kBudget), 0, budget_};
+  for (const auto& n : nodes_) comm_.post(n.rank, kControl, encode_pod(m));
+  budget_sent_ = budget_;
+  budget_sent_at_ = Clock::now();
 }
 
 void MpiRemoteActors::grant(std::uint64_t permits) {
   permits_ = permits;
   if (!started_) return;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    const PermitsMessage m{static_cast<std::uint32_t>(ControlKind::kPermits), 0, share(k)};
+    const CountMessage m{static_cast<std::uint32_t>(ControlKind::kPermits), 0, share(k)};
     comm_.post(nodes_[k].rank, kControl, encode_pod(m));
   }
 }
@@ -297,6 +315,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   // The plan, read as untrusted: anything missing or of the wrong type is one line naming rank 0.
   RunLayoutOptions lo;
   std::uint64_t mask = 0, per_unit = 1;
+  std::string budget_counter;
   json launches;
   std::string config_text;
   try {
@@ -308,6 +327,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     per_unit = std::max<std::uint64_t>(1, plan.at("records_per_unit").get<std::uint64_t>());
     launches = plan.at("launches");
     config_text = plan.at("config").get<std::string>();
+    budget_counter = plan.at("budget_counter").get<std::string>();
     if (!launches.is_array() || launches.size() != lo.num_actors)
       throw CorruptData(fmt::format("{}: the plan's launches do not match its {} actors", from, lo.num_actors));
     for (const json& l : launches) {
@@ -331,6 +351,8 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   spdlog::info("cluster: rank {} on {}: {} actor(s) in node segment {}", comm.rank(), comm.host(), lo.num_actors,
                seg.name());
   WeightWriter weights(seg.weights());
+  // Rank 0's budget counter, mirrored for the node's actors.
+  std::atomic<std::uint64_t>& budget = budget_counter == "env_steps" ? seg.control().env_steps : seg.control().npe;
   SupervisorOptions so;
   so.heartbeat_timeout = kActorHeartbeatTimeout;
   so.args = [&](std::uint32_t slot) {
@@ -403,6 +425,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
         const std::uint64_t v = weights.publish(m->bytes.data() + sizeof h, m->bytes.size() - sizeof h);
         if (learner_version.empty()) node_floor = v;
         learner_version.push_back(h.channel_version);
+        budget.store(h.budget, std::memory_order_relaxed);
         grant_work(seg.control(), h.permits);  // after the weights they allow
         if (!started) {
           sup.start();
@@ -410,7 +433,9 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
           seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);
         }
       } else if (kind == static_cast<std::uint32_t>(ControlKind::kPermits)) {
-        grant_work(seg.control(), decode_pod<PermitsMessage>(m->bytes, from, "permits").permits);
+        grant_work(seg.control(), decode_pod<CountMessage>(m->bytes, from, "permits").value);
+      } else if (kind == static_cast<std::uint32_t>(ControlKind::kBudget)) {
+        budget.store(decode_pod<CountMessage>(m->bytes, from, "budget").value, std::memory_order_relaxed);
       } else if (kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
         stop = true;
       } else {

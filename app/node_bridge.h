@@ -1,10 +1,11 @@
-// One run across nodes on MPI: `mpirun -np N ringrl train pqt|ga ...` (docs/cluster.md).
+// One run across nodes on MPI: `mpirun -np N ringrl train pqt|ga|hiro ...` (docs/cluster.md).
 //
 // Rank 0 is the learner node: its run driver (learner/run_driver.h) runs its own actors and,
 // through MpiRemoteActors, those of every other rank. Every other rank is an actor node: one
 // process, run_node_bridge(), which
 //   * creates a node-local run segment and starts and supervises the node's actors there, with
-//     the same actor code and rings as on one machine (as many actors as rank 0 runs; each
+//     the same actor code and rings as on one machine (as many actors as the algorithm asks
+//     of each node: rank 0's slots, or for HIRO its collectors without the evaluator; each
 //     also gets its place in the run, params run_slot and run_actors, for actors that split
 //     work by slot: GA's evaluators);
 //   * drains their rings and forwards the records to rank 0 in record batches with a bound on
@@ -20,8 +21,12 @@
 //   0 -> node  kControl  first the plan (the actors to run: kind, count, seeds, params, ring
 //                        and blob sizes, the resolved config's text; or stop, when rank 0 has
 //                        nothing to run), then weights (rank 0's channel version, the node's
-//                        work permits, the blob), work permits, and at the end stop
-//   node -> 0  kStatus   actors running, restarts, failed, final
+//                        work permits, the run's budget used, the blob), work permits, the
+//                        budget used (between publications, at most every few ms; the node
+//                        mirrors it into its control block, where HIRO's collectors pace
+//                        themselves), and at the end stop
+//   node -> 0  kStatus   actors running, restarts, failed, final (with the signal that
+//                        stopped the bridge: rank 0 then stops the run as interrupted)
 //
 // The work gate holds over the job: unit u of the run's permits falls to participant u % (N)
 // (rank 0's actors first, then each node; learner::work_share), so all of them together never
@@ -66,6 +71,7 @@ class MpiRemoteActors final : public learner::RemoteActors {
   void start(const learner::RemoteRunPlan& plan, std::uint32_t local) override;
   std::uint64_t poll(const Take& take) override;
   void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) override;
+  void budget(std::uint64_t used) override;
   void grant(std::uint64_t permits) override;
   void check() override;
   std::uint64_t lost_records() const override;
@@ -92,6 +98,8 @@ class MpiRemoteActors final : public learner::RemoteActors {
   std::vector<Node> nodes_;
   std::unique_ptr<mpi::RecordInbox> inbox_;
   std::uint32_t local_ = 0, per_node_ = 0;
+  std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard
+  std::chrono::steady_clock::time_point budget_sent_at_{};
   std::uint64_t permits_ = 0;
   bool started_ = false, stopped_ = false;
 };

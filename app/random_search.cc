@@ -1,6 +1,7 @@
 // `ringrl train random`: the uniform random program-search baseline (spec brain_coder §6.5).
 #include "app/cli_numbers.h"
 #include "app/commands.h"
+#include "app/train_spread.h"
 
 #include <chrono>
 #include <cstdio>
@@ -29,6 +30,7 @@ struct RandomCli {
 };
 
 void run_random(const RandomCli& c) {
+  refuse_several_ranks("train random");
   if (c.task.empty()) throw UsageError("no task given: expected --task NAME (see `ringrl bf tasks`)");
   if (c.run_dir.empty()) throw UsageError("--run-dir DIR is required");
   if (c.max_npe == 0) throw UsageError("--max-npe 0: random search needs a finite budget");

@@ -93,15 +93,13 @@ bool spread_requested(const SpreadRequest& q) {
   return true;
 }
 
-bool one_run_across_nodes(const SpreadRequest& q) {
-  if (!under_several_ranks() || q.repetitions > 1) return false;
-  if (q.algo != "pqt" && q.algo != "ga") {
-    if (mpi::detect_launcher().rank_hint > 0) std::exit(kUsageStatus);  // every rank refuses; rank 0 says why
-    throw UsageError(fmt::format("train {} under mpirun/srun: one run across nodes is built for pqt and ga; "
-                                 "spread --repetitions R (R > 1) over the ranks instead (docs/cluster.md)",
-                                 q.algo));
-  }
-  return true;
+bool one_run_across_nodes(const SpreadRequest& q) { return under_several_ranks() && q.repetitions <= 1; }
+
+void refuse_several_ranks(const std::string& command) {
+  if (!under_several_ranks()) return;
+  if (mpi::detect_launcher().rank_hint > 0) std::exit(kUsageStatus);  // every rank refuses; rank 0 says why
+  throw UsageError(fmt::format("{} under mpirun/srun: it runs in one process; start it without the launcher",
+                               command));
 }
 
 int run_spread(const SpreadRequest& q) {

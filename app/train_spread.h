@@ -15,8 +15,9 @@
 // * spread_requested() says whether the parsed command asks for it: --parallel above 1, or
 //   more than one rank with --repetitions above 1. one_run_across_nodes() says whether it asks
 //   for one run whose actors live on every rank instead (more than one rank and no repetitions
-//   to spread; app/node_bridge.h): built for pqt and ga; for hiro a UsageError (one line)
-//   rather than N copies of one run.
+//   to spread; app/node_bridge.h): pqt, ga and hiro. refuse_several_ranks() is for commands
+//   that run in one process only (`train random`): a UsageError (one line) on rank 0, rather
+//   than N copies of one run in one directory.
 // * run_spread() returns the command's exit status: 0, 1 when a repetition failed, 130 after
 //   SIGINT/SIGTERM (forwarded once to every child, each writes its checkpoint). Rerun with
 //   --resume to continue: finished repetitions are skipped, the others resume in their
@@ -43,9 +44,12 @@ struct SpreadRequest {
 /// for a spread it cannot run.
 bool spread_requested(const SpreadRequest& q);
 
-/// True for one run across the ranks of an MPI job (see the contract); throws UsageError for
-/// an algorithm it is not built for.
+/// True for one run across the ranks of an MPI job (see the contract).
 bool one_run_across_nodes(const SpreadRequest& q);
+
+/// Under a launcher with more than one rank: throws UsageError saying that `command` runs in
+/// one process (rank 0), and ends the other ranks with status 2 without a word.
+void refuse_several_ranks(const std::string& command);
 
 /// Runs the spread; returns the exit status.
 int run_spread(const SpreadRequest& q);

@@ -6,8 +6,8 @@
 // Contract:
 // * The run driver (learner/run_driver.h) calls every method from its main thread: start()
 //   once, before its first publication; then publish() after each of its own publications,
-//   grant() when its work permits change, poll() in its drain, check() every loop; stop()
-//   once, at the end (also after an error).
+//   grant() when its work permits change, poll() in its drain, budget() and check() every
+//   loop; stop() once, at the end (also after an error).
 // * Remote actor slots are numbered after the local ones: the driver's slots are [0, local),
 //   the remote ones [local, local + slots()); on_record() gets those numbers.
 // * Record versions are versions of the driver's own weight channel (the transport maps its
@@ -35,6 +35,10 @@ struct RemoteRunPlan {
   std::uint64_t record_mask = 0;    // record_type_bit() of every type the actors push
   std::uint32_t max_record_bytes = 0;
   std::uint64_t records_per_unit = 1;  // records in one unit of work (the work gate)
+  std::uint32_t actors_per_node = 0;   // actors each node runs (0: as many as the driver's slots)
+  /// The control-block counter the driver mirrors its budget into ("npe" or "env_steps"): a
+  /// node mirrors what budget() last carried into its own (actors pace themselves on it).
+  std::string budget_counter;
   /// The launch of (global) actor slot `slot`, as the driver would start it; a node replaces
   /// the segment and the config path with its own.
   std::function<ActorLaunch(std::uint32_t slot)> launch;
@@ -71,6 +75,9 @@ class RemoteActors {
   virtual std::uint64_t poll(const Take& take) = 0;
   /// Sends a blob the driver's channel published as `channel_version`.
   virtual void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) = 0;
+  /// The run's budget used so far (what the driver stores in its control block), for the
+  /// nodes' control blocks; sent with the next publication, or on its own when none follows soon.
+  virtual void budget(std::uint64_t used) = 0;
   /// The run's work permits, in total (common/work_gate.h); node k (1-based) gets
   /// work_share(permits, k, nodes + 1), the driver's own actors share 0.
   virtual void grant(std::uint64_t permits) = 0;

@@ -148,6 +148,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   keep_freed_memory();
 
   const std::uint32_t remote_nodes = o.remote ? static_cast<std::uint32_t>(o.remote->stats().size()) : 0;
+  const std::uint32_t per_node = algo.actors_per_node(o.actors);
+  if (remote_nodes > 0) algo.add_remote_slots(o.actors, remote_nodes * per_node);
   // Remote actors stop on every way out, after the local ones and after this process's segment
   // is gone (`sup` and `seg` are destroyed first): a SIGKILL that follows a SIGTERM while the
   // nodes are asked to stop leaves no /dev/shm entry here.
@@ -288,6 +290,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       plan.record_mask = algo.record_mask();
       plan.max_record_bytes = max_record_bytes_for(lo.ring_capacity);
       plan.records_per_unit = per_unit;
+      plan.actors_per_node = per_node;
+      plan.budget_counter = budget_key;
       plan.launch = launch_of;
       o.remote->start(plan, o.actors);
     }
@@ -395,6 +399,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       }
       auto& counter = algo.budget_unit() == BudgetUnit::kPrograms ? seg.control().npe : seg.control().env_steps;
       counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
+      if (o.remote) o.remote->budget(algo.budget_used());
       if (sup.poll() == 0 && sup.all_failed())
         throw std::runtime_error("every actor failed and used up its restarts; see the log above");
       if (o.remote) o.remote->check();

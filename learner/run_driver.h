@@ -78,6 +78,13 @@ class Algorithm {
   /// Adds kind-specific settings to an actor's launch (kind, segment, slot, seed, config are set).
   virtual void fill_launch(ActorLaunch& /*launch*/) const {}
 
+  // --- actors on other nodes (options.remote; learner/remote_actors.h)
+  /// Actors each remote node runs, given the driver's own slot count (default: as many).
+  virtual std::uint32_t actors_per_node(std::uint32_t local_slots) const { return local_slots; }
+  /// Called once, before the first repetition, when remote actors join: their slots are
+  /// [first, first + count), after the driver's own.
+  virtual void add_remote_slots(std::uint32_t /*first*/, std::uint32_t /*count*/) {}
+
   // --- the work gate (common/work_gate.h): a bound on what actors sample ahead of the learner
   /// Units of actor work (a unit: records_per_unit() records, e.g. one sampled batch) that
   /// actors may have claimed beyond the records it retired; 0 (the default) = no gate. The

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -65,12 +66,21 @@ class HiroAlgorithm final : public Algorithm {
   BudgetUnit budget_unit() const override { return BudgetUnit::kEnvSteps; }
   const char* budget_key() const override { return "env_steps"; }
   void fill_launch(ActorLaunch& launch) const override {
-    launch.params["train_actors"] = std::to_string(o_.actors);
+    launch.params["train_actors"] = std::to_string(collectors());
     launch.params["run_dir"] = o_.run_dir;
     // Where the collector's episode streams continue (actors/hiro/hiro_actor.h): the steps its
     // slot pushed before this process; the actor adds what it and its predecessors push here.
-    if (launch.slot < o_.actors) launch.params["step_base"] = std::to_string(stream_base_[launch.slot]);
+    if (const auto c = collector(launch.slot)) launch.params["step_base"] = std::to_string(stream_base_[*c]);
     if (o_.eval && launch.slot == o_.actors) launch.kind = "hiro-eval";
+  }
+  // Other nodes run collectors only: the evaluator stays on the learner node.
+  std::uint32_t actors_per_node(std::uint32_t /*local_slots*/) const override { return o_.actors; }
+  void add_remote_slots(std::uint32_t first, std::uint32_t count) override {
+    remote_first_ = first;
+    remote_count_ = count;
+    stream_base_.assign(collectors(), 0);
+    received_.assign(collectors(), 0);
+    per_actor_.assign(collectors(), 0);
   }
 
   // --- one repetition
@@ -83,7 +93,7 @@ class HiroAlgorithm final : public Algorithm {
     learner_ = std::make_unique<HiroLearner>(lo);
     steps_ = low_ = high_ = 0;
     queue_.clear();
-    per_actor_.assign(o_.actors, 0);
+    per_actor_.assign(collectors(), 0);
     evals_ = 0;
     last_eval_ = hiro::HiroEvalRecord{};
     best_success_ = -1;
@@ -99,9 +109,9 @@ class HiroAlgorithm final : public Algorithm {
       case kRecordTransition: {
         if (!hiro::decode_transition(rec.data, rec.length, o_.learner.transition_dims(), &view_, &error))
           throw std::runtime_error(fmt::format("actor {} sent a bad transition record: {}", actor, error));
-        if (actor >= o_.actors)
-          throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
-        ++received_[actor];
+        const auto c = collector(actor);
+        if (!c) throw std::runtime_error(fmt::format("actor {} is not a collector but sent a transition", actor));
+        ++received_[*c];
         const bool within_budget = o_.max_env_steps == 0 || steps_ < o_.max_env_steps;
         if (queue_.empty() && steps_ < o_.initial_steps && within_budget) {
           admit(actor, rec.data, rec.length);  // initial collection: no update to wait for
@@ -177,8 +187,8 @@ class HiroAlgorithm final : public Algorithm {
     w.put(best_success_);
     w.put(intrinsic_);
     w.put_vector(per_actor_);
-    std::vector<std::uint64_t> positions(o_.actors);
-    for (std::uint32_t i = 0; i < o_.actors; ++i) positions[i] = stream_base_[i] + received_[i];
+    std::vector<std::uint64_t> positions(collectors());
+    for (std::uint32_t i = 0; i < collectors(); ++i) positions[i] = stream_base_[i] + received_[i];
     w.put_vector(positions);
     w.put<std::uint64_t>(queue_.size());
     for (const QueuedStep& q : queue_) {
@@ -219,14 +229,14 @@ class HiroAlgorithm final : public Algorithm {
       if (!hiro::decode_transition(q.bytes.data(), static_cast<std::uint32_t>(q.bytes.size()),
                                    o_.learner.transition_dims(), &view_, &error))
         b.fail("queued step: " + error);
-      if (q.actor >= o_.actors) q.actor = 0;  // resumed with fewer actors: count it somewhere
+      if (!collector(q.actor)) q.actor = 0;  // resumed with fewer actors: count it somewhere
       queue_.push_back(std::move(q));
     }
     if (version == kHiroStateVersionNoStreams) {
       // Collectors before layout 2 counted episodes from 0 in each process; the steps each
       // one sent lie above every such count, so they serve as its base.
-      for (std::uint32_t i = 0; i < o_.actors; ++i) stream_base_[i] = per_actor_[i];
-      for (const QueuedStep& q : queue_) ++stream_base_[q.actor];
+      for (std::uint32_t i = 0; i < collectors(); ++i) stream_base_[i] = per_actor_[i];
+      for (const QueuedStep& q : queue_) ++stream_base_[*collector(q.actor)];
     }
     learner_->load(b);
     b.expect_end();
@@ -318,7 +328,14 @@ class HiroAlgorithm final : public Algorithm {
     const float r = hiro::intrinsic_reward(row_.data() + L.s(), row_.data() + L.g(), row_.data() + L.s_next(), L.goal);
     intrinsic_ = steps_ == 0 ? r : (1 - kIntrinsicEma) * intrinsic_ + kIntrinsicEma * r;
     ++steps_;
-    if (actor < per_actor_.size()) ++per_actor_[actor];
+    if (const auto c = collector(actor)) ++per_actor_[*c];
+  }
+  // Collectors: the local ones (slots [0, actors)), then the remote ones, numbered on.
+  std::uint32_t collectors() const { return o_.actors + remote_count_; }
+  std::optional<std::uint32_t> collector(std::uint32_t slot) const {
+    if (slot < o_.actors) return slot;
+    if (slot >= remote_first_ && slot - remote_first_ < remote_count_) return o_.actors + (slot - remote_first_);
+    return std::nullopt;
   }
   void admit_front() {
     QueuedStep& q = queue_.front();
@@ -330,6 +347,7 @@ class HiroAlgorithm final : public Algorithm {
   int threads_;  // the learner's threads, learner_threads resolved
   std::unique_ptr<HiroLearner> learner_;
   std::deque<QueuedStep> queue_;          // env steps waiting for the rate limiter (FIFO)
+  std::uint32_t remote_first_ = 0, remote_count_ = 0;  // collector slots on other nodes
   std::vector<std::uint64_t> per_actor_;  // env steps taken per collector
   // Per collector slot: env steps it pushed before this process (from the checkpoint; what
   // its launches carry as step_base) and the transitions received from it since. Their sum is

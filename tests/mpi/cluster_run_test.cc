@@ -5,7 +5,8 @@
 // checkpoint and leaves no process and no /dev/shm entry, and --resume continues; kill -9 of a
 // node's bridge ends the job naming the rank, and --resume continues; kill -9 of a node's
 // actor (twice) is replaced by its bridge and the run completes; ranks with other settings are
-// refused in one line.
+// refused in one line; a 2-rank HIRO run holds its update ratio with rank 1's transitions in
+// the replay.
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -51,6 +52,15 @@ std::vector<std::string> long_job(const fs::path& dir, const char* budget = kLon
 }
 
 bool ok(const Outcome& r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+
+// mpirun with n ranks that gives each rank kStopGraceSeconds between its SIGTERM and SIGKILL
+// when it ends the job (after ^C, or after a rank died): rank 0 writes its checkpoint then,
+// also on a loaded machine (docs/cluster.md).
+std::vector<std::string> mpirun_with_grace(int n) {
+  std::vector<std::string> launcher = mpirun(n);
+  launcher.insert(launcher.begin() + 1, {"--mca", "odls_base_sigkill_timeout", kStopGraceSeconds});
+  return launcher;
+}
 
 std::string environ_of(pid_t pid) {
   std::string e = read_text(fs::path("/proc") / std::to_string(pid) / "environ");
@@ -147,9 +157,7 @@ TEST_F(ClusterRun, ThreeRanksSolvePrintWithRecordsFromEveryRank) {
 TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
   int o = -1, e = -1;
   // mpirun sends SIGTERM odls_base_sigkill_timeout seconds after ^C, and SIGKILL as long again later.
-  std::vector<std::string> launcher = mpirun(3);
-  launcher.insert(launcher.begin() + 1, {"--mca", "odls_base_sigkill_timeout", kStopGraceSeconds});
-  const pid_t pid = start(cat(launcher, long_job(dir_, kInterruptedBudget)), &o, &e);
+  const pid_t pid = start(cat(mpirun_with_grace(3), long_job(dir_, kInterruptedBudget)), &o, &e);
   Reaper reaper{pid};
   ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
   std::vector<pid_t> pids;
@@ -175,7 +183,7 @@ TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
 // interrupted, with a checkpoint, rather than as a failed node.
 TEST_F(ClusterRun, ASignalToOneBridgeInterruptsTheRunWithACheckpoint) {
   int o = -1, e = -1;
-  const pid_t pid = start(cat(mpirun(2), long_job(dir_, kInterruptedBudget)), &o, &e);
+  const pid_t pid = start(cat(mpirun_with_grace(2), long_job(dir_, kInterruptedBudget)), &o, &e);
   Reaper reaper{pid};
   ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
   const auto ranks = ranks_of(dir_, pid);
@@ -192,7 +200,7 @@ TEST_F(ClusterRun, ASignalToOneBridgeInterruptsTheRunWithACheckpoint) {
 
 TEST_F(ClusterRun, KillOfANodeBridgeEndsTheJobNamingTheRankAndResumeContinues) {
   int o = -1, e = -1;
-  const pid_t pid = start(cat(mpirun(2), long_job(dir_)), &o, &e);
+  const pid_t pid = start(cat(mpirun_with_grace(2), long_job(dir_)), &o, &e);
   Reaper reaper{pid};
   ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
   const auto ranks = ranks_of(dir_, pid);
@@ -235,6 +243,41 @@ TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
   ASSERT_TRUE(ok(r)) << r.err;
   EXPECT_NE(r.err.find("(2 restart(s))"), std::string::npos) << r.err;
   EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+// HIRO across two ranks: rank 1's collector feeds the same FIFO as rank 0's, so the rate
+// limiter holds 1.00 low and 0.100 high updates per env step over the job, and rank 1's
+// transitions enter the replay (counted per collector); the evaluator stays on rank 0.
+TEST_F(ClusterRun, TwoRankHiroHoldsTheRatioWithRemoteTransitionsInReplay) {
+  constexpr std::uint64_t kSteps = 4500, kInitial = 2500;
+  const std::vector<std::string> hiro = {RINGRL_BINARY, "train",          "hiro",        "--env",
+                                         "kinematic-maze", "--actors",    "1",           "--seed",
+                                         "3",           "--max-env-steps", std::to_string(kSteps),
+                                         "--device",    "cpu",            "--set",       "hidden=32",
+                                         "--set",       "batch_size=32",  "--set",       "eval_every=1000",
+                                         "--set",       "eval_episodes=2", "--run-dir",  dir_.string()};
+  const Outcome r = run(cat(mpirun(2), hiro));
+  ASSERT_TRUE(ok(r)) << r.err;
+  const auto res = lines(dir_ / "results.jsonl");
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_EQ(res[0]["env_steps"].get<std::uint64_t>(), kSteps);
+  EXPECT_EQ(res[0]["low_updates"].get<std::uint64_t>(), kSteps - kInitial) << "one low update per env step";
+  EXPECT_EQ(res[0]["high_updates"].get<std::uint64_t>(), (kSteps - kInitial) / 10) << res[0].dump();
+  EXPECT_NEAR(res[0]["low_updates_per_env_step"].get<double>(), 1.00, 1e-9);
+  EXPECT_NEAR(res[0]["high_updates_per_env_step"].get<double>(), 0.100, 1e-9);
+  // Steps in the replay per collector: rank 0's, then rank 1's; both fed it, and together they
+  // are the run's env steps.
+  const auto per = res[0]["env_steps_per_actor"].get<std::vector<std::uint64_t>>();
+  ASSERT_EQ(per.size(), 2u) << res[0].dump();
+  EXPECT_GT(per[0], 0u);
+  EXPECT_GT(per[1], 500u) << "rank 1's collector kept pace (fair share over the job)";
+  EXPECT_EQ(per[0] + per[1], kSteps);
+  EXPECT_GE(res[0]["evals"].get<std::uint64_t>(), 1u) << "the evaluator on rank 0 reported";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(records taken: \d+ from the 2 local actor\(s\), (\d+) from rank 1)")))
+      << r.err;
+  EXPECT_GE(std::stoull(m[1]), per[1]) << "every admitted remote step came through rank 1's bridge";
+  EXPECT_NE(r.err.find("cluster: 1 actor node(s), 1 actor(s) each"), std::string::npos) << r.err;
 }
 
 // GA's evaluators split each request by their place in the run: two ranks of one actor each

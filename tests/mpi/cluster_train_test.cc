@@ -1,8 +1,8 @@
 // `train ga --repetitions R` spread over processes (app/train_spread.h): `--parallel 2` on
 // one machine and `mpirun -np 2` give the results.jsonl of a one-process run (GA is
 // deterministic per seed: the same lines but for the seconds), the final models in the run
-// directory, and a resume that runs only what is missing; `train hiro` under mpirun without
-// repetitions to spread (one run across nodes is built for pqt and ga) is refused in one line.
+// directory, and a resume that runs only what is missing; `train random` (one process) under
+// mpirun is refused in one line.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,15 +103,15 @@ TEST_F(TrainSpread, TwoRanksWriteWhatOneProcessWritesIntoRankZerosDirectory) {
     EXPECT_TRUE(fs::exists(run_dir / ("model-rep" + std::to_string(rep) + ".ckpt"))) << rep;
 }
 
-TEST_F(TrainSpread, UnderMpirunWithoutRepetitionsToSpreadHiroIsRefusedInOneLine) {
+TEST_F(TrainSpread, UnderMpirunRandomSearchIsRefusedInOneLine) {
   std::vector<std::string> args = mpirun(2);
-  const std::vector<std::string> hiro = {RINGRL_BINARY,     "train",     "hiro", "--env", "kinematic-maze",
-                                         "--max-env-steps", "1000",      "--run-dir", (dir_ / "x").string()};
-  args.insert(args.end(), hiro.begin(), hiro.end());
+  const std::vector<std::string> random = {RINGRL_BINARY, "train",     "random", "--task",    "print",
+                                           "--max-npe",   "1000",      "--run-dir", (dir_ / "x").string()};
+  args.insert(args.end(), random.begin(), random.end());
   const Outcome r = run(args);
   EXPECT_FALSE(ok(r));
   EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
-  EXPECT_NE(r.err.find("one run across nodes is built for pqt and ga"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("train random under mpirun/srun: it runs in one process"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
