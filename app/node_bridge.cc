@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -108,8 +109,17 @@ std::optional<mpi::Message> wait_for(mpi::Comm& comm, int tag, Clock::duration t
 }  // namespace
 
 MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup) : comm_(comm) {
-  const mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
+  // A refusal goes to every node in the welcome, so that none waits for rank 0 in vain.
   std::string error;
+  if (const char* v = std::getenv(kNodeSilenceVariable); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(seconds > 0 && seconds <= 86400))
+      error = fmt::format("{}={}: expected seconds, above 0 and at most 86400", kNodeSilenceVariable, v);
+    else
+      silence_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  const mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
   for (int got = 1; got < comm.size(); ++got) {
     const auto m = wait_for(comm, mpi::kHello, kHelloWait);
     if (!m) {
@@ -237,7 +247,7 @@ void MpiRemoteActors::receive_status() {
 void MpiRemoteActors::check() {
   receive_status();
   const auto now = Clock::now();
-  for (const auto& n : nodes_) {
+  for (auto& n : nodes_) {
     if (n.failed)
       throw std::runtime_error(fmt::format("rank {} on {}: every actor of the node failed and used up its restarts",
                                            n.rank, n.host));
@@ -253,9 +263,12 @@ void MpiRemoteActors::check() {
     if (n.final && !stopped_)
       throw std::runtime_error(fmt::format("rank {} on {}: the node bridge stopped (signal or error; see its log)",
                                            n.rank, n.host));
-    if (started_ && now - n.heard > kNodeSilence)
-      throw std::runtime_error(fmt::format("rank {} on {} stopped answering: no word for {} s", n.rank, n.host,
-                                           std::chrono::duration_cast<std::chrono::seconds>(kNodeSilence).count()));
+    if (started_ && now - n.heard > silence_) {
+      n.silent = true;  // stop() does not wait for it
+      comm_.forsake();  // MPI_Finalize would wait for it forever
+      throw std::runtime_error(fmt::format("rank {} on {} stopped answering: no word for {:g} s", n.rank, n.host,
+                                           std::chrono::duration<double>(silence_).count()));
+    }
   }
 }
 
@@ -279,18 +292,21 @@ void MpiRemoteActors::stop() {
   const std::uint32_t stop_kind = static_cast<std::uint32_t>(ControlKind::kStop);
   for (const auto& n : nodes_) comm_.post(n.rank, kControl, encode_pod(stop_kind));
   // Each node's last word, while its forwarder may still be waiting for credit.
-  const auto deadline = Clock::now() + (shutdown_requested() ? kStopWaitStopping : kStopWait);
+  bool silent = false;
+  for (const auto& n : nodes_) silent |= n.silent;
+  const auto wait = shutdown_requested() || silent ? kStopWaitStopping : kStopWait;
+  const auto deadline = Clock::now() + wait;
   for (;;) {
     receive_status();
     if (inbox_) inbox_->poll([](int, std::uint32_t, const RecordView&) { return true; });  // discarded: the run ended
     bool all = true;
-    for (const auto& n : nodes_) all &= n.final;
+    for (const auto& n : nodes_) all &= n.final || n.silent;
     if (all || Clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   for (const auto& n : nodes_)
-    if (!n.final) spdlog::warn("cluster: rank {} on {} did not confirm its stop", n.rank, n.host);
-  comm_.flush(shutdown_requested() ? kStopWaitStopping : kStopWait);
+    if (!n.final && !n.silent) spdlog::warn("cluster: rank {} on {} did not confirm its stop", n.rank, n.host);
+  comm_.flush(wait);
 }
 
 int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {

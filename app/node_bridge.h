@@ -37,7 +37,8 @@
 //   build or with other settings is refused in one line by rank 0 (UsageError), and the node
 //   exits with status 2 without a word.
 // * MpiRemoteActors is rank 0's learner::RemoteActors; check() throws naming a node whose
-//   actors all failed, or that said nothing for kNodeSilence.
+//   actors all failed, or that said nothing for kNodeSilence (or RINGRL_NODE_SILENCE_S); a
+//   bad RINGRL_NODE_SILENCE_S is a UsageError naming it.
 // * One thread (the command's main thread) uses each.
 #pragma once
 
@@ -54,8 +55,10 @@
 
 namespace ringrl::app {
 
-/// A node that says nothing this long is taken for dead.
+/// A node that says nothing this long is taken for dead (RINGRL_NODE_SILENCE_S on rank 0
+/// sets another bound, in seconds).
 inline constexpr std::chrono::seconds kNodeSilence{30};
+inline constexpr const char* kNodeSilenceVariable = "RINGRL_NODE_SILENCE_S";
 
 struct BridgeSetup {
   std::uint64_t fingerprint = 0;   // of the settings every rank must share
@@ -87,6 +90,7 @@ class MpiRemoteActors final : public learner::RemoteActors {
     std::uint64_t lost = 0;  // records its dead actors claimed and never delivered
     bool failed = false, final = false;
     std::uint16_t signal = 0;  // the signal that stopped its bridge (on its final status)
+    bool silent = false;       // said nothing for the silence bound
   };
   void receive_status();
   /// Node k's (0-based) share of the permits.
@@ -98,6 +102,7 @@ class MpiRemoteActors final : public learner::RemoteActors {
   std::vector<Node> nodes_;
   std::unique_ptr<mpi::RecordInbox> inbox_;
   std::uint32_t local_ = 0, per_node_ = 0;
+  std::chrono::steady_clock::duration silence_ = kNodeSilence;
   std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard
   std::chrono::steady_clock::time_point budget_sent_at_{};
   std::uint64_t permits_ = 0;

@@ -402,7 +402,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       if (o.remote) o.remote->budget(algo.budget_used());
       if (sup.poll() == 0 && sup.all_failed())
         throw std::runtime_error("every actor failed and used up its restarts; see the log above");
-      if (o.remote) o.remote->check();
+      if (o.remote) {
+        try {
+          o.remote->check();
+        } catch (const std::runtime_error& e) {
+          write_checkpoint();  // the learner's state is whole: a new launch resumes from here
+          throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
+                                               checkpoint_path.string()));
+        }
+      }
       update_gate();
       const auto now = Clock::now();
       const double dt = std::chrono::duration<double>(now - last_metrics).count();

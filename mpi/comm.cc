@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <deque>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -38,6 +39,14 @@ struct Comm::Impl {
   std::string host;
   std::deque<Pending> pending;
   std::uint64_t in_flight = 0;
+  // A message matched (MPI_Improbe) and being received (MPI_Imrecv), per tag asked for: a
+  // large message needs its sender's help to arrive, and a hung sender must not hang us.
+  struct Incoming {
+    MPI_Request request = MPI_REQUEST_NULL;
+    Message message;
+  };
+  std::map<int, Incoming> incoming;
+  bool forsaken = false;  // a peer is hung: no MPI_Finalize
 };
 
 bool built_with_mpi() noexcept { return true; }
@@ -64,11 +73,12 @@ Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Comm::~Comm() {
   constexpr auto kFinalFlush = std::chrono::seconds(10);  // a peer that is gone must not hang us
-  if (!flush(kFinalFlush)) {
+  if (impl_->forsaken || !flush(kFinalFlush)) {
     for (auto& p : impl_->pending) MPI_Cancel(&p.request);
     impl_->pending.clear();
   }
-  MPI_Finalize();
+  for (auto& [tag, in] : impl_->incoming) MPI_Cancel(&in.request);
+  if (!impl_->forsaken) MPI_Finalize();
 }
 
 int Comm::rank() const noexcept { return impl_->rank; }
@@ -116,17 +126,28 @@ bool Comm::flush(std::chrono::milliseconds timeout) {
 }
 
 std::optional<Message> Comm::try_receive(int tag) {
-  int flag = 0;
-  MPI_Status status;
-  check(MPI_Iprobe(MPI_ANY_SOURCE, tag == kAnyTag ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
-  if (!flag) return std::nullopt;
-  int count = 0;
-  check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-  Message m;
-  m.source = status.MPI_SOURCE;
-  m.tag = status.MPI_TAG;
-  m.bytes.resize(static_cast<std::size_t>(count));
-  check(MPI_Recv(m.bytes.data(), count, MPI_BYTE, m.source, m.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  auto it = impl_->incoming.find(tag);
+  if (it == impl_->incoming.end()) {  // match the next message, and start receiving it
+    int flag = 0;
+    MPI_Message matched;
+    MPI_Status status;
+    check(MPI_Improbe(MPI_ANY_SOURCE, tag == kAnyTag ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &flag, &matched, &status),
+          "MPI_Improbe");
+    if (!flag) return std::nullopt;
+    int count = 0;
+    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    it = impl_->incoming.emplace(tag, Impl::Incoming{}).first;
+    Message& m = it->second.message;
+    m.source = status.MPI_SOURCE;
+    m.tag = status.MPI_TAG;
+    m.bytes.resize(static_cast<std::size_t>(count));
+    check(MPI_Imrecv(m.bytes.data(), count, MPI_BYTE, &matched, &it->second.request), "MPI_Imrecv");
+  }
+  int done = 0;
+  check(MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  if (!done) return std::nullopt;  // the rest of it arrives on a later call
+  Message m = std::move(it->second.message);
+  impl_->incoming.erase(it);
   return m;
 }
 
@@ -141,6 +162,8 @@ std::string Comm::broadcast(std::string bytes, int root) {
 }
 
 void Comm::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+void Comm::forsake() noexcept { impl_->forsaken = true; }
 
 void Comm::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

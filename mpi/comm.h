@@ -7,12 +7,17 @@
 // * One thread uses a Comm: the thread that called init() (the command's main thread).
 // * Messages are byte strings with a tag. post() is non-blocking (MPI_Isend): the Comm keeps
 //   the bytes until the send completes, so no two ranks can deadlock sending to each other;
-//   progress() retires completed sends and try_receive() polls (MPI_Iprobe, then MPI_Recv of
-//   the whole message). A message is at most kMaxMessageBytes.
+//   progress() retires completed sends and try_receive() polls without blocking either
+//   (MPI_Improbe, then MPI_Imrecv of the whole message, returned once it has all arrived: a
+//   sender that hangs mid-message never hangs the receiver). A message is at most
+//   kMaxMessageBytes.
 // * Messages between one pair of ranks with one tag arrive in the order they were posted
-//   (MPI's non-overtaking rule); nothing is promised across tags or senders.
+//   (MPI's non-overtaking rule); nothing is promised across tags or senders. A caller that
+//   polls one tag both by name and with kAnyTag at the same time may see them out of order.
 // * abort() ends every rank of the job (MPI_Abort): for a rank that cannot go on and whose
-//   peers would otherwise wait for it.
+//   peers would otherwise wait for it. forsake() is for a rank that found a peer hung: its
+//   destructor then skips MPI_Finalize (which would wait for that peer forever), and the
+//   launcher ends the job when this process exits.
 #pragma once
 
 #include <chrono>
@@ -70,6 +75,8 @@ class Comm {
   void barrier();
   /// Ends the whole job with `code`; does not return.
   [[noreturn]] void abort(int code);
+  /// A peer is hung: do not finalise MPI at the end (see the contract).
+  void forsake() noexcept;
 
   struct Impl;
 

@@ -5,7 +5,8 @@
 // checkpoint and leaves no process and no /dev/shm entry, and --resume continues; kill -9 of a
 // node's bridge ends the job naming the rank, and --resume continues; kill -9 of a node's
 // actor (twice) is replaced by its bridge and the run completes; ranks with other settings are
-// refused in one line; a 2-rank HIRO run holds its update ratio with rank 1's transitions in
+// refused in one line; a node that stops answering ends the job naming it, with a checkpoint; a
+// 2-rank HIRO run holds its update ratio with rank 1's transitions in
 // the replay.
 #include <signal.h>
 #include <sys/types.h>
@@ -221,6 +222,42 @@ TEST_F(ClusterRun, KillOfANodeBridgeEndsTheJobNamingTheRankAndResumeContinues) {
   EXPECT_FALSE(fs::exists(fs::path("/dev/shm") / node_segment)) << "the resumed bridge reclaimed what SIGKILL left";
   EXPECT_NE(again.err.find("train: resuming repetition 0 at"), std::string::npos) << again.err;
   EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+// A node that stops answering (its bridge stopped with SIGSTOP) ends the job after the silence
+// bound, with one line naming the rank and a checkpoint of the learner, and --resume continues.
+TEST_F(ClusterRun, ASilentNodeEndsTheJobNamingTheRankWithACheckpoint) {
+  int o = -1, e = -1;
+  std::vector<std::string> launcher = mpirun_with_grace(2);
+  launcher.insert(launcher.begin() + 1, {"-x", "RINGRL_NODE_SILENCE_S=2"});
+  const pid_t pid = start(cat(launcher, long_job(dir_, kInterruptedBudget)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const auto ranks = ranks_of(dir_, pid);
+  ASSERT_EQ(ranks.count(1), 1u);
+  kill(ranks.at(1), SIGSTOP);
+  const Outcome r = finish(pid, o, e);
+  EXPECT_FALSE(ok(r));
+  EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: rank 1 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped answering: no word for 2 s; checkpoint written to"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
+  std::this_thread::sleep_for(2s);  // the dead bridge's actors notice their parent is gone
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+
+  // The learner's state resumes (for a second: the rest of the budget is the other tests' matter).
+  const Outcome again = run(cat(mpirun(2), cat(long_job(dir_, kInterruptedBudget), {"--resume", "--max-seconds", "1"})));
+  ASSERT_TRUE(ok(again)) << again.err;
+  EXPECT_NE(again.err.find("train: resuming repetition 0 at"), std::string::npos) << again.err;
+}
+
+TEST_F(ClusterRun, ABadSilenceBoundIsRefusedInOneLine) {
+  std::vector<std::string> launcher = mpirun(2);
+  launcher.insert(launcher.begin() + 1, {"-x", "RINGRL_NODE_SILENCE_S=soon"});
+  const Outcome r = run(cat(launcher, long_job(dir_)));
+  EXPECT_FALSE(ok(r));
+  EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
+  EXPECT_NE(r.err.find("RINGRL_NODE_SILENCE_S=soon: expected seconds"), std::string::npos) << r.err;
 }
 
 TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
