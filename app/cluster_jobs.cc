@@ -161,6 +161,18 @@ ClusterJobs::ClusterJobs(mpi::Comm& comm, ClusterSetup setup, std::vector<Cluste
   for (const auto& s : slots_) local_slots_ += s.rank == 0 ? 1 : 0;
 }
 
+std::vector<std::string> ClusterJobs::devices() const {
+  std::vector<std::string> out;
+  for (const ClusterSlot& s : slots_) out.push_back(s.device);
+  return out;
+}
+
+std::vector<std::string> ClusterJobs::slot_names() const {
+  std::vector<std::string> out;
+  for (const ClusterSlot& s : slots_) out.push_back(fmt::format("{} of rank {} ({})", s.device, s.rank, s.host));
+  return out;
+}
+
 ClusterJobs::~ClusterJobs() {
   try {
     finish();

@@ -67,6 +67,10 @@ class ClusterJobs final : public ChildRunner {
   ~ClusterJobs() override;
   /// Every slot of the job, rank 0's first.
   const std::vector<ClusterSlot>& slots() const noexcept { return slots_; }
+  /// Per slot: what a run on it is given (its device), and how the log names it
+  /// ("cuda:0 of rank 2 (host)").
+  std::vector<std::string> devices() const;
+  std::vector<std::string> slot_names() const;
   std::uint64_t start(std::size_t slot, const ChildRun& run) override;
   std::optional<int> poll(std::uint64_t id) override;
   void signal(std::uint64_t id, int sig) override;

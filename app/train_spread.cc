@@ -144,12 +144,8 @@ int run_spread(const SpreadRequest& q) {
     cluster = open_cluster(*comm, setup);
     if (comm->rank() != 0) return cluster.refused ? kUsageStatus : run_job_worker(*comm, setup, cluster.shared);
     runner = cluster.jobs.get();
-    devices.clear();
-    where.clear();
-    for (const ClusterSlot& slot : cluster.jobs->slots()) {
-      devices.push_back(slot.device);
-      where.push_back(fmt::format("{} of rank {} ({})", slot.device, slot.rank, slot.host));
-    }
+    devices = cluster.jobs->devices();
+    where = cluster.jobs->slot_names();
   } else {
     check_run_dir();
   }
