@@ -4,7 +4,8 @@
 // nodes and per-node rates in the run directory; ^C to mpirun stops every rank with a
 // checkpoint and leaves no process and no /dev/shm entry, and --resume continues; kill -9 of a
 // node's bridge ends the job naming the rank, and --resume continues; kill -9 of a node's
-// actor (twice) is replaced by its bridge and the run completes; ranks with other settings are
+// actor (twice) is replaced by its bridge and the run completes, also one killed while it holds
+// the run's only unit of work (granted again); ranks with other settings are
 // refused in one line; a node that stops answering ends the job naming it, with a checkpoint; a
 // 2-rank HIRO run holds its update ratio with rank 1's transitions in
 // the replay.
@@ -25,6 +26,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/run_segment.h"
 #include "tests/mpi/mpirun_util.h"
 
 namespace {
@@ -279,6 +281,55 @@ TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
   const Outcome r = finish(pid, o, e);
   ASSERT_TRUE(ok(r)) << r.err;
   EXPECT_NE(r.err.find("(2 restart(s))"), std::string::npos) << r.err;
+  EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+// The work gate's lost-work bookkeeping for node actors: at max_lag 0 the run has one unit of
+// work in flight, and every other unit is the node's. A node actor killed while it holds that
+// unit (claimed, not yet pushed; caught stopped with SIGSTOP) never delivers it: the bridge
+// reports the records it owed and rank 0 grants the unit again, or the job would wait forever.
+TEST_F(ClusterRun, ANodeActorKilledHoldingTheRunsOnlyUnitHasItGrantedAgain) {
+  constexpr std::uint64_t kBatch = 32;  // records per unit (pqt_args: batch_size=32)
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun_with_grace(2), long_job(dir_)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  std::vector<pid_t> actors;
+  const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+  while ((actors = processes_naming({"actor --kind pqt", (dir_ / "node-1").string()})).size() != 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(actors.size(), 1u);
+  // Its segment: the --segment word of its command line.
+  std::string cmdline = read_text(fs::path("/proc") / std::to_string(actors[0]) / "cmdline");
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(cmdline, m, std::regex(R"(--segment (\S+))"))) << cmdline;
+  const ringrl::RunSegment node = ringrl::RunSegment::attach(m[1]);
+  bool held = false;
+  for (int tries = 0; tries < 2000 && !held; ++tries) {
+    kill(actors[0], SIGSTOP);
+    std::this_thread::sleep_for(2ms);
+    const ringrl::ActorSlot& slot = node.slot(0);
+    held = slot.work_claimed.load() * kBatch > slot.records.load();
+    if (held) {
+      kill(actors[0], SIGKILL);
+    } else {
+      kill(actors[0], SIGCONT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 + tries % 7));
+    }
+  }
+  ASSERT_TRUE(held) << "the node's actor was never caught holding a unit";
+  // Without the bookkeeping the run stalls here; a stalled run fails the test (the Reaper ends it).
+  const auto finish_by = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  siginfo_t ended{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == 0 &&
+         std::chrono::steady_clock::now() < finish_by)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_NE(ended.si_pid, 0) << "the run stalled: the lost unit was not granted again";
+  const Outcome r = finish(pid, o, e);
+  ASSERT_TRUE(ok(r)) << r.err;
+  EXPECT_NE(r.err.find("from rank 1 (vm) (1 restart(s))"), std::string::npos) << r.err;
   EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
 }
 
