@@ -79,7 +79,7 @@ int ga_actor_main(const ActorLaunch& launch) {
   actors::GaActorOptions o = ga_actor_options_from(runfiles::load_config(launch.config_path));
   o.segment = launch.segment;
   o.slot = launch.slot;
-  if (launch.params.count("run_slot") != 0) {  // an actor node's actor (app/node_bridge.h)
+  if (launch.params.count("run_slot") != 0) {  // a run across nodes (GaAlgorithm::fill_launch)
     o.run_slot = static_cast<std::int64_t>(parse_unsigned(launch.param("run_slot"), "run_slot", 0, kMaxActors));
     o.actors = static_cast<std::uint32_t>(parse_unsigned(launch.param("run_actors"), "run_actors", 1, kMaxActors));
   }

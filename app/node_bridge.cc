@@ -165,11 +165,7 @@ void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t lo
     json launches = json::array();
     std::string config_path;
     for (std::uint32_t i = 0; i < per_node_; ++i) {
-      ActorLaunch l = plan.launch(local_ + static_cast<std::uint32_t>(k) * per_node_ + i);
-      // The actor's place in the run (its ring slot is the node's): actors that split work by
-      // slot (GA's evaluators) read it.
-      l.params["run_slot"] = std::to_string(l.slot);
-      l.params["run_actors"] = std::to_string(local_ + per_node_ * static_cast<std::uint32_t>(nodes_.size()));
+      const ActorLaunch l = plan.launch(local_ + static_cast<std::uint32_t>(k) * per_node_ + i);
       launches.push_back({{"kind", l.kind}, {"seed", l.seed}, {"params", l.params}});
       config_path = l.config_path;
     }

@@ -6,8 +6,8 @@
 //   * creates a node-local run segment and starts and supervises the node's actors there, with
 //     the same actor code and rings as on one machine (as many actors as the algorithm asks
 //     of each node: rank 0's slots, or for HIRO its collectors without the evaluator; each
-//     also gets its place in the run, params run_slot and run_actors, for actors that split
-//     work by slot: GA's evaluators);
+//     launched as the driver's algorithm launches its global slot, so actors that split work
+//     by their place in the run, GA's evaluators, get it);
 //   * drains their rings and forwards the records to rank 0 in record batches with a bound on
 //     the bytes in flight (mpi/record_link.h): when rank 0 falls behind, the full rings hold
 //     the actors back, and nothing is dropped;

@@ -148,6 +148,12 @@ void GaAlgorithm::build_request() {
   unanswered_ = request_.size();
 }
 
+void GaAlgorithm::fill_launch(ActorLaunch& launch) const {
+  if (run_actors_ == 0) return;  // one machine: the slot is the place, the config the count
+  launch.params["run_slot"] = std::to_string(launch.slot);
+  launch.params["run_actors"] = std::to_string(run_actors_);
+}
+
 void GaAlgorithm::on_record(std::uint32_t actor, const RecordView& rec, std::uint64_t version) {
   GaFitnessRecord r;
   std::string error;

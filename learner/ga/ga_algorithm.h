@@ -108,6 +108,11 @@ class GaAlgorithm final : public learner::Algorithm {
   std::size_t blob_bytes() const override { return channel_blob_bytes(layout_); }
   learner::BudgetUnit budget_unit() const override { return learner::BudgetUnit::kPrograms; }
   const char* budget_key() const override { return "npe"; }
+  /// With actors on other nodes, every evaluator's launch carries its place in the run and the
+  /// run's evaluator count (params run_slot, run_actors): each scores rows j with
+  /// j % run_actors == run_slot, so the nodes split every request with rank 0's evaluators.
+  void fill_launch(ActorLaunch& launch) const override;
+  void add_remote_slots(std::uint32_t first, std::uint32_t count) override { run_actors_ = first + count; }
   void begin_repetition(std::uint32_t rep) override;
   std::uint64_t version() const override { return generation_; }
   void on_record(std::uint32_t actor, const RecordView& record, std::uint64_t version) override;
@@ -172,6 +177,7 @@ class GaAlgorithm final : public learner::Algorithm {
   std::string best_code_;
   double mean_reward_ = 0;  // of the last completed generation
   std::uint64_t executed_ = 0, executed_total_ = 0, cache_hits_ = 0, stale_ = 0;
+  std::uint32_t run_actors_ = 0;  // evaluators over every node; 0 = this machine's only
 };
 
 }  // namespace ringrl::ga
