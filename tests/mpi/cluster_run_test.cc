@@ -133,6 +133,15 @@ class ClusterRun : public ::testing::Test {
     ASSERT_EQ(ranks.count(rank), 1u);
     kill(ranks.at(rank), sig);
   }
+  // The one PQT actor of node 1 (rank 1's bridge), once it runs; 0 if none does within kStartWait.
+  pid_t node_actor() const {
+    std::vector<pid_t> actors;
+    const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+    while ((actors = processes_naming({"actor --kind pqt", (dir_ / "node-1").string()})).size() != 1 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(50ms);
+    return actors.size() == 1 ? actors[0] : 0;
+  }
   fs::path dir_;
 };
 
@@ -268,13 +277,9 @@ TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
   ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
   // Twice, mid-sampling most likely; the run still completes its budget.
   for (int round = 0; round < 2; ++round) {
-    std::vector<pid_t> actors;
-    const auto deadline = std::chrono::steady_clock::now() + kStartWait;
-    while ((actors = processes_naming({"actor --kind pqt", (dir_ / "node-1").string()})).size() != 1 &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(50ms);
-    ASSERT_EQ(actors.size(), 1u);
-    kill(actors[0], SIGKILL);
+    const pid_t actor = node_actor();
+    ASSERT_NE(actor, 0) << "no actor on node 1";
+    kill(actor, SIGKILL);
     std::this_thread::sleep_for(700ms);
   }
   const Outcome r = finish(pid, o, e);
@@ -293,28 +298,24 @@ TEST_F(ClusterRun, ANodeActorKilledHoldingTheRunsOnlyUnitHasItGrantedAgain) {
   const pid_t pid = start(cat(mpirun_with_grace(2), long_job(dir_)), &o, &e);
   Reaper reaper{pid};
   ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
-  std::vector<pid_t> actors;
-  const auto deadline = std::chrono::steady_clock::now() + kStartWait;
-  while ((actors = processes_naming({"actor --kind pqt", (dir_ / "node-1").string()})).size() != 1 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(50ms);
-  ASSERT_EQ(actors.size(), 1u);
+  const pid_t actor = node_actor();
+  ASSERT_NE(actor, 0) << "no actor on node 1";
   // Its segment: the --segment word of its command line.
-  std::string cmdline = read_text(fs::path("/proc") / std::to_string(actors[0]) / "cmdline");
+  std::string cmdline = read_text(fs::path("/proc") / std::to_string(actor) / "cmdline");
   std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
   std::smatch m;
   ASSERT_TRUE(std::regex_search(cmdline, m, std::regex(R"(--segment (\S+))"))) << cmdline;
   const ringrl::RunSegment node = ringrl::RunSegment::attach(m[1]);
   bool held = false;
   for (int tries = 0; tries < 2000 && !held; ++tries) {
-    kill(actors[0], SIGSTOP);
+    kill(actor, SIGSTOP);
     std::this_thread::sleep_for(2ms);
     const ringrl::ActorSlot& slot = node.slot(0);
     held = slot.work_claimed.load() * kBatch > slot.records.load();
     if (held) {
-      kill(actors[0], SIGKILL);
+      kill(actor, SIGKILL);
     } else {
-      kill(actors[0], SIGCONT);
+      kill(actor, SIGCONT);
       std::this_thread::sleep_for(std::chrono::milliseconds(1 + tries % 7));
     }
   }
