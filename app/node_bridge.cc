@@ -18,6 +18,7 @@
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
+#include "common/lost_work.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/signals.h"
@@ -392,31 +393,19 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   };
   bool started = false, stop = false;
   auto last_status = Clock::now();
-  // Work claimed by actors that died and never delivered, as the run driver counts its own:
-  // per slot, the claims and records of the incarnation that ended.
-  struct Incarnation {
-    std::uint32_t deaths = 0;
-    std::uint64_t claimed = 0, drained = 0;
-  };
-  std::vector<Incarnation> incarnations(lo.num_actors);
-  std::uint64_t lost = 0;
+  // Work claimed by actors that died and never delivered, as the run driver counts its own.
+  LostWork lost(lo.num_actors, per_unit);
   auto count_lost = [&] {
-    for (std::uint32_t i = 0; i < lo.num_actors; ++i) {
-      Incarnation& inc = incarnations[i];
-      const std::uint32_t deaths = sup.restarts(i) + (sup.failed(i) ? 1 : 0);
-      if (deaths == inc.deaths) continue;
-      const std::uint64_t claimed = seg.slot(i).work_claimed.load(std::memory_order_relaxed);
-      const std::uint64_t drained = i < forwarder.drained().size() ? forwarder.drained()[i] : 0;
-      const std::uint64_t owed = (claimed - inc.claimed) * per_unit, got = drained - inc.drained;
-      lost += owed > got ? owed - got : 0;
-      inc = {deaths, claimed, drained};
-    }
+    for (std::uint32_t i = 0; i < lo.num_actors; ++i)
+      lost.observe(i, sup.restarts(i) + (sup.failed(i) ? 1 : 0),
+                   seg.slot(i).work_claimed.load(std::memory_order_relaxed),
+                   i < forwarder.drained().size() ? forwarder.drained()[i] : 0);
   };
   auto send_status = [&](bool final) {
     Status s;
     s.running = started ? sup.poll() : 0;
     count_lost();
-    s.lost = lost;
+    s.lost = lost.records();
     s.restarts = sup.total_restarts();
     s.failed = started && s.running == 0 && sup.all_failed() ? 1 : 0;
     s.final = final ? 1 : 0;
@@ -460,9 +449,9 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
       break;
     }
     if (started) {  // a dead actor's unfinished work is granted again at once
-      const std::uint64_t before = lost;
+      const std::uint64_t before = lost.records();
       count_lost();
-      if (lost != before) send_status(false);
+      if (lost.records() != before) send_status(false);
     }
     if (Clock::now() - last_status >= kStatusEvery) send_status(false);
     if (got == 0) std::this_thread::sleep_for(kIdle);

@@ -13,6 +13,7 @@
 
 #include "common/backoff.h"
 #include "common/errors.h"
+#include "common/lost_work.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/metrics_csv.h"
@@ -192,32 +193,21 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
 
   // The work gate. Records leave the count of claimed units when the algorithm retires them,
   // when the driver discards them (made with an earlier repetition's weights), or when the
-  // actor that claimed them died before pushing them (over-counted when its ring still held
-  // some: a dead actor can widen the bound by a unit, never stall the run).
+  // actor that claimed them died before pushing them (common/lost_work.h).
   std::vector<std::uint64_t> drained(o.actors, 0);  // records popped per ring
-  struct Incarnation {
-    std::uint32_t deaths = 0;  // restarts, plus one once the slot gave up
-    std::uint64_t claimed = 0, drained = 0;  // the slot's counts when it started
-  };
-  std::vector<Incarnation> incarnations(o.actors);
-  std::uint64_t discarded = 0, lost = 0;
+  std::uint64_t discarded = 0;
   const std::uint64_t per_unit = std::max<std::uint64_t>(1, algo.records_per_unit());
+  LostWork lost(o.actors, per_unit);
   std::uint64_t granted = 0;
   auto update_gate = [&] {
-    for (std::uint32_t i = 0; i < o.actors; ++i) {
-      Incarnation& inc = incarnations[i];
-      const std::uint32_t deaths = sup.restarts(i) + (sup.failed(i) ? 1 : 0);
-      if (deaths == inc.deaths) continue;
-      const std::uint64_t claimed = seg.slot(i).work_claimed.load(std::memory_order_relaxed);  // the dead actor's
-      const std::uint64_t owed = (claimed - inc.claimed) * per_unit, got = drained[i] - inc.drained;
-      lost += owed > got ? owed - got : 0;
-      inc = {deaths, claimed, drained[i]};
-    }
+    for (std::uint32_t i = 0; i < o.actors; ++i)
+      lost.observe(i, sup.restarts(i) + (sup.failed(i) ? 1 : 0),
+                   seg.slot(i).work_claimed.load(std::memory_order_relaxed), drained[i]);
     const std::uint64_t ahead = algo.units_ahead();
     const std::uint64_t lost_remote = o.remote ? o.remote->lost_records() : 0;
     const std::uint64_t permits =
         ahead == 0 ? kUnlimitedWork
-                   : (algo.records_retired() + discarded + lost + lost_remote + per_unit - 1) / per_unit + ahead;
+                   : (algo.records_retired() + discarded + lost.records() + lost_remote + per_unit - 1) / per_unit + ahead;
     if (permits != granted) {
       granted = permits;
       // After the publication they allow; with remote nodes, the local actors get their share.

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/lost_work.h"
 #include "common/run_segment.h"
 #include "tests/common/test_util.h"
 
@@ -50,6 +51,23 @@ TEST(WorkGate, ConcurrentClaimsNeverExceedThePermits) {
   for (auto& t : claimers) t.join();
   EXPECT_EQ(claims.load(), kPermits);
   EXPECT_EQ(seg.slot(0).work_claimed.load() + seg.slot(1).work_claimed.load(), kPermits);
+}
+
+// LostWork: what an incarnation that ended claimed and did not deliver, per slot.
+TEST(LostWork, CountsWhatADeadIncarnationClaimedAndNeverDelivered) {
+  LostWork lost(2, 32);  // 32 records per unit
+  lost.observe(0, 0, 3, 64);  // alive: nothing counted
+  EXPECT_EQ(lost.records(), 0u);
+  lost.observe(0, 1, 3, 64);  // died holding its third unit
+  EXPECT_EQ(lost.records(), 32u);
+  lost.observe(0, 1, 5, 128);  // its successor, alive
+  EXPECT_EQ(lost.records(), 32u);
+  lost.observe(0, 2, 5, 128);  // died after delivering both its units: owed nothing
+  EXPECT_EQ(lost.records(), 32u);
+  lost.observe(1, 1, 2, 40);  // slot 1 died with a unit 24 records short
+  EXPECT_EQ(lost.records(), 56u);
+  lost.observe(1, 2, 2, 50);  // its successor claimed nothing; the rest of the ring came late
+  EXPECT_EQ(lost.records(), 56u) << "records delivered beyond the claims are never negative loss";
 }
 
 }  // namespace
