@@ -17,7 +17,7 @@
 //   run starts from --config (empty = the command's default file).
 // * timestamped_run_dir("pqt-reverse") is "runs/pqt-reverse-YYYYmmdd-HHMMSS" in local time.
 // * join_node_job() is how a command joins one run across nodes under mpirun (app/node_bridge.h):
-//   `train pqt|ga` through join_nodes(), `bench npe` directly.
+//   `train pqt|ga|hiro` through join_nodes(), `bench npe` directly.
 #pragma once
 
 #include <cstdint>
