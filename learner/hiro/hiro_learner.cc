@@ -284,10 +284,11 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
     auto scope = learner::profile_scope(profiler, learner::Phase::kRelabel);
     m.arena->set_phase(learner::Phase::kRelabel);
     Td3Agent& low = m.low;
-    hb.td3.a = m.relabeller
-                   .relabel(
-                       hb.relabel, [&low](const torch::Tensor& x) { return low.act(x); }, m.rng)
-                   .goals;
+    const LowPolicy policy = LowPolicy::on_sums(
+        [&low](const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia, const torch::Tensor& ib) {
+          return low.act_on_sums(a, b, ia, ib);
+        });
+    hb.td3.a = m.relabeller.relabel(hb.relabel, policy, m.rng).goals;
   }
   return read_stats(m.high.update(hb.td3, profiler), read_losses);
 }

@@ -76,6 +76,26 @@ Relabeller::Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, c
   action_half_range_ = half.to(device_);
 }
 
+LowPolicy LowPolicy::on_sums(OnSums f) {
+  LowPolicy p;
+  p.on_sums_ = std::move(f);
+  return p;
+}
+
+torch::Tensor LowPolicy::operator()(const torch::Tensor& x) const {
+  if (on_rows_) return on_rows_(x);
+  // Each row as itself plus a zero row.
+  const auto n = x.size(0);
+  const auto index = torch::arange(n, x.options().dtype(torch::kLong));
+  return on_sums_(x, torch::zeros({1, x.size(1)}, x.options()), index, torch::zeros_like(index));
+}
+
+torch::Tensor LowPolicy::operator()(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                                    const torch::Tensor& ib) const {
+  if (on_sums_) return on_sums_(a, b, ia, ib);
+  return on_rows_(a.index_select(0, ia) + b.index_select(0, ib));
+}
+
 torch::Tensor Relabeller::normals(std::int64_t rows, std::int64_t n, Td3Rng& rng) const {
   auto host = torch::empty({rows, n, goal_dim_}, torch::kFloat);
   float* p = host.data_ptr<float>();
@@ -88,13 +108,17 @@ torch::Tensor Relabeller::score(const RelabelBatch& batch, const torch::Tensor& 
   torch::NoGradGuard no_grad;
   const std::int64_t B = candidates.size(0), K = candidates.size(1), k = candidates.size(2);
   const std::int64_t c = batch.states.size(1), obs = batch.states.size(2), act = batch.actions.size(2);
-  // Goal in force at each stored state: g~ + s_t[:k] - s_{t+i}[:k]  -> [B, K, c, k].
+  // Goal in force at each stored state: g~ + s_t[:k] - s_{t+i}[:k]. The policy input of row
+  // (b, K, i), s_{t+i} (+) g~_i, is the sum of a[b, i] = s_{t+i} (+) (s_t[:k] - s_{t+i}[:k]) and
+  // cand[b, K] = 0 (+) g~; all B*K*c rows in one call, in (b, K, i) order.
   const auto shift = batch.s.narrow(1, 0, k).unsqueeze(1) - batch.states.narrow(2, 0, k);  // [B, c, k]
-  const auto seq = candidates.unsqueeze(2) + shift.unsqueeze(1);
-  // Policy input s_{t+i} (+) g~_i, one pass over all B*K*c rows.
-  const auto states = batch.states.unsqueeze(1).expand({B, K, c, obs});
-  const auto input = torch::cat({states, seq}, 3).reshape({B * K * c, obs + k});
-  const auto pred = policy(input).reshape({B, K, c, act});
+  const auto a = torch::cat({batch.states, shift}, 2).reshape({B * c, obs + k});
+  const auto cand = torch::cat({torch::zeros({B, K, obs}, candidates.options()), candidates}, 2).reshape({B * K, obs + k});
+  const auto longs = candidates.options().dtype(torch::kLong);
+  const auto rows = torch::arange(B, longs).view({B, 1, 1});
+  const auto ia = (rows * c + torch::arange(c, longs).view({1, 1, c})).expand({B, K, c}).reshape({-1});
+  const auto ib = (rows * K + torch::arange(K, longs).view({1, K, 1})).expand({B, K, c}).reshape({-1});
+  const auto pred = policy(a, cand, ia, ib).reshape({B, K, c, act});
   const auto err = (batch.actions.unsqueeze(1) - pred) / action_half_range_;
   return -err.pow(2).sum({2, 3});
 }

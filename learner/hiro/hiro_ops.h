@@ -28,6 +28,8 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -55,8 +57,33 @@ inline constexpr double kFunSigmaFraction = 0.1;      // §9.2: sigma = 0.1 x ha
 /// r_lo = -sqrt(sum_{j<k} (s'[:, j] - (s[:, j] + g[:, j]))^2 + 1e-10): [B, >=k] x3 -> [B].
 torch::Tensor intrinsic_reward(const torch::Tensor& s, const torch::Tensor& g, const torch::Tensor& s_next);
 
-/// The low-level policy used for scoring: [N, obs + k] -> [N, act].
-using LowPolicy = std::function<torch::Tensor(const torch::Tensor&)>;
+/// The low-level policy used for scoring: N input rows [N, obs + k] -> [N, act]. score() hands
+/// it the B*K*c rows as sums of rows of two tables, row r = a[ia[r]] + b[ib[r]] (a: the stored
+/// states with their goal shifts, [B*c, obs + k]; b: the candidates, [B*K, obs + k]; ia, ib:
+/// int64 [N]), so that a policy whose first layer is linear can run it on each table once
+/// instead of on every row (td3::Td3Agent::act_on_sums). A policy on whole rows converts
+/// implicitly; it gets the rows formed.
+class LowPolicy {
+ public:
+  using OnRows = std::function<torch::Tensor(const torch::Tensor&)>;
+  using OnSums = std::function<torch::Tensor(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                                             const torch::Tensor& ib)>;
+  template <class F, class = std::enable_if_t<std::is_invocable_r_v<torch::Tensor, const F&, const torch::Tensor&>>>
+  LowPolicy(F f) : on_rows_(std::move(f)) {}  // NOLINT(google-explicit-constructor): any row policy is one
+  /// A policy that takes the sums as they are.
+  static LowPolicy on_sums(OnSums f);
+
+  /// On whole rows x [N, obs + k].
+  torch::Tensor operator()(const torch::Tensor& x) const;
+  /// On the rows a[ia[r]] + b[ib[r]].
+  torch::Tensor operator()(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                           const torch::Tensor& ib) const;
+
+ private:
+  LowPolicy() = default;
+  OnRows on_rows_;
+  OnSums on_sums_;
+};
 
 /// One high-level batch as relabelling needs it (device tensors).
 struct RelabelBatch {

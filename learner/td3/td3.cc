@@ -329,6 +329,13 @@ torch::Tensor Td3Agent::act(const torch::Tensor& x) {
   return actor_->forward(x);
 }
 
+torch::Tensor Td3Agent::act_on_sums(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                                     const torch::Tensor& ib) {
+  torch::NoGradGuard no_grad;
+  if (fused_) return fused_->act_on_sums(a, b, ia, ib);
+  return actor_->forward(a.index_select(0, ia) + b.index_select(0, ib));
+}
+
 Td3Stats Td3Agent::update(const Td3Batch& batch, learner::PhaseProfiler* profiler) {
   return update(batch, torch::Tensor(), profiler);
 }

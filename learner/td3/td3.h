@@ -194,6 +194,12 @@ class Td3Agent {
   /// The online actor's deterministic action, no grad (the fused kernel's chunked pass when
   /// it is in use).
   torch::Tensor act(const torch::Tensor& x);
+  /// act() on the rows a[ia[r]] + b[ib[r]] (a, b: [*, input_dim]; ia, ib: int64 [N]): the
+  /// fused kernel runs the first layer once on a's and b's rows and adds them per output row
+  /// (it is linear), the others form the rows. Equal to act() on the formed rows up to float
+  /// rounding.
+  torch::Tensor act_on_sums(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                            const torch::Tensor& ib);
   /// The kernel in use (kAuto resolved).
   Td3Kernel kernel() const noexcept;
   /// True when the update's phases are (or will be, after their warm-up) CUDA graphs.

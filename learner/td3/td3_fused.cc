@@ -88,6 +88,16 @@ namespace fused_detail {
   }
 }
 
+// out <- max(x + y + b, 0) over n entries (act_on_sums: a first layer from two tables).
+[[gnu::target_clones("avx512f", "avx2", "default")]] void sum_bias_relu(float* __restrict out, const float* __restrict x,
+                                                                        const float* __restrict y,
+                                                                        const float* __restrict b, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float z = x[j] + y[j] + b[j];
+    out[j] = z > 0.0f ? z : 0.0f;
+  }
+}
+
 // d <- d where h > 0, else 0.
 [[gnu::target_clones("avx512f", "avx2", "default")]] void relu_backward_rows(float* d, std::int64_t ldd, const float* h,
                                                                              std::int64_t ldh, std::int64_t rows,
@@ -380,6 +390,10 @@ void FusedTd3::critic_input(const torch::Tensor& x, const torch::Tensor& a, torc
 
 void FusedTd3::actor_forward(const Net& n, ActorWork& ws) const {
   linear(ws.h1, ws.xin, n.l1.w, n.l1.b, /*relu=*/true);
+  actor_tail(n, ws);
+}
+
+void FusedTd3::actor_tail(const Net& n, ActorWork& ws) const {
   linear(ws.h2, ws.h1, n.l2.w, n.l2.b, /*relu=*/true);
   linear(ws.t, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
   float* t = f32(ws.t);
@@ -577,11 +591,7 @@ void FusedTd3::soft_update() {
   });
 }
 
-torch::Tensor FusedTd3::act(const torch::Tensor& x) {
-  const std::int64_t rows = x.size(0);
-  auto out = torch::empty({rows, act_}, torch::kFloat);
-  if (rows == 0) return out;
-  // Scratch of kActChunkRows rows per arena slot, kept between calls.
+void FusedTd3::ensure_act_scratch() {
   act_scratch_.resize(static_cast<std::size_t>(arena_.threads()));
   for (ActorWork& ws : act_scratch_) {
     if (ws.xin.defined()) continue;
@@ -590,19 +600,65 @@ torch::Tensor FusedTd3::act(const torch::Tensor& x) {
     ws.h2 = zeros(kActChunkRows, h2_);
     ws.t = zeros(kActChunkRows, act_);
   }
+}
+
+FusedTd3::ActorWork FusedTd3::act_chunk(int slot, std::int64_t first, std::int64_t n, torch::Tensor& out) const {
+  const ActorWork& ws = act_scratch_[static_cast<std::size_t>(slot)];
+  ActorWork part;
+  part.xin = ws.xin.narrow(0, 0, n);
+  part.h1 = ws.h1.narrow(0, 0, n);
+  part.h2 = ws.h2.narrow(0, 0, n);
+  part.t = ws.t.narrow(0, 0, n);
+  part.mu = out.narrow(0, first, n);
+  return part;
+}
+
+torch::Tensor FusedTd3::act(const torch::Tensor& x) {
+  const std::int64_t rows = x.size(0);
+  auto out = torch::empty({rows, act_}, torch::kFloat);
+  if (rows == 0) return out;
+  ensure_act_scratch();
   const auto chunks = static_cast<int>((rows + kActChunkRows - 1) / kActChunkRows);
   arena_.run(chunks, [&](int k, int slot) {
     const std::int64_t first = k * kActChunkRows;
     const std::int64_t n = std::min(kActChunkRows, rows - first);
-    const ActorWork& ws = act_scratch_[static_cast<std::size_t>(slot)];
-    ActorWork part;
-    part.xin = ws.xin.narrow(0, 0, n);
-    part.h1 = ws.h1.narrow(0, 0, n);
-    part.h2 = ws.h2.narrow(0, 0, n);
-    part.t = ws.t.narrow(0, 0, n);
-    part.mu = out.narrow(0, first, n);
+    ActorWork part = act_chunk(slot, first, n, out);
     copy_masked(f32(part.xin), in_, x.narrow(0, first, n), masked_);
     actor_forward(actor_, part);
+  });
+  return out;
+}
+
+torch::Tensor FusedTd3::act_on_sums(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                                    const torch::Tensor& ib) {
+  const std::int64_t rows = ia.size(0);
+  if (a.dim() != 2 || b.dim() != 2 || a.size(1) != in_ || b.size(1) != in_ || ib.size(0) != rows)
+    throw UsageError("td3: act_on_sums needs two [*, " + std::to_string(in_) + "] tables and two equal index lists");
+  auto out = torch::empty({rows, act_}, torch::kFloat);
+  if (rows == 0) return out;
+  const auto ta = a.contiguous(), tb = b.contiguous();
+  const auto xa = ia.to(torch::kLong).contiguous(), xb = ib.to(torch::kLong).contiguous();
+  const std::int64_t* pa_index = xa.data_ptr<std::int64_t>();
+  const std::int64_t* pb_index = xb.data_ptr<std::int64_t>();
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (pa_index[r] < 0 || pa_index[r] >= ta.size(0) || pb_index[r] < 0 || pb_index[r] >= tb.size(0))
+      throw UsageError("td3: act_on_sums index out of range at row " + std::to_string(r));
+  // The first layer without its bias on each table (the masked inputs left out).
+  const std::int64_t open = in_ - masked_;
+  const auto w1 = actor_.l1.w.narrow(1, masked_, open).t();
+  torch::Tensor first[2] = {torch::empty({ta.size(0), h1_}, torch::kFloat), torch::empty({tb.size(0), h1_}, torch::kFloat)};
+  arena_.run(2, [&](int k, int /*slot*/) { gemm(first[k], (k == 0 ? ta : tb).narrow(1, masked_, open), w1); });
+  ensure_act_scratch();
+  const auto chunks = static_cast<int>((rows + kActChunkRows - 1) / kActChunkRows);
+  arena_.run(chunks, [&](int k, int slot) {
+    const std::int64_t begin = k * kActChunkRows;
+    const std::int64_t n = std::min(kActChunkRows, rows - begin);
+    ActorWork part = act_chunk(slot, begin, n, out);
+    float* h1 = f32(part.h1);
+    for (std::int64_t r = 0; r < n; ++r)
+      fused_detail::sum_bias_relu(h1 + r * h1_, f32(first[0]) + pa_index[begin + r] * h1_,
+                                  f32(first[1]) + pb_index[begin + r] * h1_, f32(actor_.l1.b), h1_);
+    actor_tail(actor_, part);
   });
   return out;
 }

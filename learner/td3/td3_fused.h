@@ -112,6 +112,13 @@ class FusedTd3 {
   void soft_update();
   /// The online actor on [N, input_dim] rows: [N, act], no autograd.
   torch::Tensor act(const torch::Tensor& x);
+  /// act() on the rows a[ia[r]] + b[ib[r]] (a [Na, input_dim], b [Nb, input_dim], ia and ib
+  /// int64 [N] in range): the first layer is linear, so it runs once over a's rows and once
+  /// over b's (two tasks), and each output row adds one of each before the bias and ReLU; the
+  /// rest is act()'s chunked pass. HIRO's relabel pass has N = B*K*c = 10,000 rows from
+  /// B*c + B*K = 2,000 table rows.
+  torch::Tensor act_on_sums(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
+                            const torch::Tensor& ib);
 
   /// Row blocks of a batch of `rows` (the row cut).
   static int row_blocks(std::int64_t rows) noexcept;
@@ -159,6 +166,11 @@ class FusedTd3 {
   void critic_input(const torch::Tensor& x, const torch::Tensor& a, torch::Tensor& in1) const;
   // The actor on ws.xin (already masked) into ws.h1, ws.h2, ws.t, ws.mu.
   void actor_forward(const Net& n, ActorWork& ws) const;
+  // Its layers after the first: ws.h1 into ws.h2, ws.t, ws.mu.
+  void actor_tail(const Net& n, ActorWork& ws) const;
+  // act()'s per-slot scratch of kActChunkRows rows, and one chunk's views of it (mu: out's rows).
+  void ensure_act_scratch();
+  ActorWork act_chunk(int slot, std::int64_t first, std::int64_t n, torch::Tensor& out) const;
   // One critic on in1; activations kept in ws; Q into ws.q.
   void critic_forward(const Net& n, const torch::Tensor& in1, CriticWork& ws) const;
   // Row-wise backward from ws.dq to ws.dz2 and ws.dz1, and dQ/da into `d_action` when not null.

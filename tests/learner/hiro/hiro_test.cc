@@ -970,10 +970,11 @@ TEST(HiroLearner, OneAndTwoThreadsGiveTheSameBits) {
   }
   // Networks, targets, Adam moments, counters, streams and replays: byte for byte.
   EXPECT_EQ(save_bytes(one), save_bytes(two));
-  // The relabel pass ran as its 40 row chunks per pass, each once.
+  // The relabel pass ran as its first layer on the two tables (act_on_sums) and its 40 row
+  // chunks per pass, each once.
   const std::vector<learner::ThreadBusy> relabel = two.arena().busy(learner::Phase::kRelabel);
   ASSERT_EQ(relabel.size(), 2u);
-  EXPECT_EQ(relabel[0].tasks + relabel[1].tasks, 12u * 40u);
+  EXPECT_EQ(relabel[0].tasks + relabel[1].tasks, 12u * (2u + 40u));
 }
 
 TEST(HiroLearner, RunsOnCudaWhenPresentAndItsCheckpointLoadsOnCpu) {

@@ -172,6 +172,35 @@ TEST(Td3Fused, ActOverSeveralChunksEqualsTheModule) {
   EXPECT_TRUE(torch::allclose(got, want, 1e-5, 1e-6)) << (got - want).abs().max().item<double>();
 }
 
+// Rows given as sums of two tables' rows, as HIRO's relabel pass gives them: the fused kernel
+// runs the first layer per table; the module and the eager agent get the rows formed.
+TEST(Td3Fused, ActOnSumsEqualsTheModuleOnTheFormedRows) {
+  for (const Td3Kernel kernel : {Td3Kernel::kFused, Td3Kernel::kEager}) {
+    Td3Agent agent(options(kernel, /*masked=*/2), torch::kCPU);
+    for (int u = 0; u < 2; ++u) agent.update(batch(100, u));
+    torch::manual_seed(10);
+    const auto a = torch::randn({120, 9}) * 3;
+    const auto b = torch::randn({70, 9}) * 3;
+    const auto ia = torch::randint(0, 120, {1000}, torch::kLong);  // several chunks and a partial one
+    const auto ib = torch::randint(0, 70, {1000}, torch::kLong);
+    torch::NoGradGuard no_grad;
+    const auto want = agent.actor()->forward(a.index_select(0, ia) + b.index_select(0, ib));
+    const auto got = agent.act_on_sums(a, b, ia, ib);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_TRUE(torch::allclose(got, want, 1e-5, 1e-5)) << td3_kernel_name(kernel) << ": "
+                                                         << (got - want).abs().max().item<double>();
+  }
+}
+
+TEST(Td3Fused, ActOnSumsRefusesAnIndexOutOfRange) {
+  Td3Agent agent(options(Td3Kernel::kFused, 2), torch::kCPU);
+  const auto a = torch::randn({4, 9}), b = torch::randn({3, 9});
+  EXPECT_THROW(agent.act_on_sums(a, b, torch::tensor({0, 4}, torch::kLong), torch::tensor({0, 1}, torch::kLong)),
+               UsageError);
+  EXPECT_THROW(agent.act_on_sums(a, b, torch::tensor({0, 1}, torch::kLong), torch::tensor({-1, 1}, torch::kLong)),
+               UsageError);
+}
+
 // Every tensor of both agents (networks, targets, then both Adam states) bit for bit.
 bool same_bits(Td3Agent& a, Td3Agent& b) {
   const auto ta = all_tensors(a), tb = all_tensors(b);
@@ -226,6 +255,9 @@ void expect_threads_agree(bool zero_grad_steps) {
   torch::manual_seed(9);
   const auto x = torch::randn({1000, 9}) * 3;
   EXPECT_TRUE(torch::equal(one.act(x), two.act(x)));
+  const auto y = torch::randn({300, 9});
+  const auto ia = torch::randint(0, 1000, {1000}, torch::kLong), ib = torch::randint(0, 300, {1000}, torch::kLong);
+  EXPECT_TRUE(torch::equal(one.act_on_sums(x, y, ia, ib), two.act_on_sums(x, y, ia, ib)));
 }
 
 TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBits) { expect_threads_agree(false); }
