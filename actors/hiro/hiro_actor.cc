@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/hiro/hiro_policy.h"
 #include "common/actor_runtime.h"
 #include "common/backoff.h"
 #include "common/errors.h"
@@ -269,26 +270,20 @@ bool HiroCollector::run_episode(std::uint64_t key, RecordSink& sink) {
 EvalEpisode HiroCollector::eval_episode(std::uint64_t episode_seed, const float* target,
                                         const std::function<void(const EvalPoint&)>& trace) {
   const envs::EnvSpec& spec = env_->spec();
-  const auto O = static_cast<std::size_t>(obs_), K = static_cast<std::size_t>(k_);
-  std::vector<float> s(O), s1(O), g(K), g_next(K), a(static_cast<std::size_t>(act_));
+  const auto O = static_cast<std::size_t>(obs_);
+  std::vector<float> s(O), s1(O), a(static_cast<std::size_t>(act_));
   const std::vector<float> G(target, target + ctx_);
   env_->reset(episode_seed, envs::Span<float>(s));
   env_->set_context(envs::Span<const float>(G));
   float distance = spec.task.distance(envs::Span<const float>(s), envs::Span<const float>(G));
   if (trace) trace({0, s[0], s[1], 0.f, distance});
-  emit_goal(s.data(), G.data(), /*explore=*/false, g.data());
+  HiroPolicy policy(nets_, goal_space_, spec.action, obs_, ctx_, c_);
   for (int t = 0; t < spec.episode_length; ++t) {
-    act(s.data(), g.data(), /*explore=*/false, a.data());
+    policy.act(s.data(), G.data(), a.data());
     const envs::StepResult r = env_->step(envs::Span<const float>(a), envs::Span<float>(s1));
     distance = r.info.distance;
     if (trace) trace({t + 1, s1[0], s1[1], r.reward, distance});
-    if ((t + 1) % c_ == 0) {
-      emit_goal(s1.data(), G.data(), /*explore=*/false, g_next.data());
-    } else {
-      hiro::goal_transition(s.data(), g.data(), s1.data(), k_, g_next.data());
-    }
     s.swap(s1);
-    g.swap(g_next);
   }
   EvalEpisode e;
   e.final_distance = distance;

@@ -5,6 +5,8 @@ spec hiro.md §2, §6).
     ringrl.hiro.intrinsic_reward(s, g, s_next)               # -sqrt(sum (s + g - s')^2 + 1e-10)
     ringrl.hiro.goal_transition(s, g, s_next)                # h: s[:k] + g - s'[:k]
     env = ringrl.hiro.GoalWrapper(gym.make("ringrl/AntMaze-v0"), "hiro_xy")
+    policy = ringrl.hiro.load_policy("ant.policy")            # `ringrl checkpoint export --policy`
+    action = policy(obs, target)                             # both levels, noise-free
 
 GoalWrapper appends the goal g (k floats, relative: the intended state is s[:k] + g) to the
 observation, moves it with the goal transition at every step, and reports the low level's
@@ -13,6 +15,8 @@ Set the goal with reset(options={"goal": g}) or wrapper.goal = g (a high-level d
 """
 
 from __future__ import annotations
+
+import os
 
 from dataclasses import dataclass
 
@@ -100,3 +104,52 @@ class GoalWrapper(gym.Wrapper):
         self.goal = goal_transition(self._obs, self.goal, obs)
         self._obs = obs
         return self._with_goal(obs), reward, terminated, truncated, info
+
+
+class Policy:
+    """A HIRO policy file (``ringrl checkpoint export --policy CKPT --out FILE``) as a callable
+    ``policy(observation, target) -> action``: the noise-free two-level policy the evaluator
+    runs (actors/hiro/hiro_policy.h). Call it once per env step; every ``meta_period`` calls
+    the high level picks the goal from (observation, target), clipped to the goal box, and in
+    between the goal moves with the goal transition; the low level acts on (observation, goal),
+    clipped to the action box. ``reset()`` starts a new episode; ``goal`` is the goal in force
+    (relative: the intended state is observation[:k] + goal)."""
+
+    def __init__(self, path: str | os.PathLike):
+        d = _ringrl.policy_file(os.fspath(path))
+        self.path = os.fspath(path)
+        self.env: str = d["env"]
+        self.task: str = d["task"]
+        self.meta_period: int = d["meta_period"]
+        self.env_steps: int = d["env_steps"]
+        self.weights: dict = d["weights"]
+        self.goal_space = goal_space(d["goal_space"], self.env, task=self.task)
+        options = _ringrl.MazeEnvOptions(task=self.task, compact=d["compact"], observe_block=d["observe_block"],
+                                         max_step=d["max_step"])
+        spec = _ringrl.env_spec(self.env, options)
+        self.env_options = {"task": self.task, "compact": d["compact"], "observe_block": d["observe_block"],
+                            "max_step": d["max_step"]}
+        self.action_low = np.asarray(spec["action_low"], np.float32)
+        self.action_high = np.asarray(spec["action_high"], np.float32)
+        self.reset()
+
+    def reset(self) -> None:
+        self._t = 0
+        self._prev: np.ndarray | None = None
+        self.goal = np.zeros(self.goal_space.dim, np.float32)
+
+    def __call__(self, observation, target) -> np.ndarray:
+        s, G = _f32(observation), _f32(target)
+        if self._t % self.meta_period == 0:
+            self.goal = self.goal_space.clip(actor(self.weights, "meta", np.concatenate([s, G])))
+        else:
+            self.goal = goal_transition(self._prev, self.goal, s)
+        self._prev = s
+        self._t += 1
+        a = actor(self.weights, "low", np.concatenate([s, self.goal]))
+        return np.clip(a, self.action_low, self.action_high).astype(np.float32)
+
+
+def load_policy(path: str | os.PathLike) -> Policy:
+    """Reads and verifies a policy file (a damaged one raises CorruptDataError); see Policy."""
+    return Policy(path)

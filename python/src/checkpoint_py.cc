@@ -41,6 +41,7 @@
 #include "common/checkpoint.h"
 #include "common/errors.h"
 #include "common/hiro/eval_record.h"
+#include "common/hiro/policy_file.h"
 #include "common/pqt/policy_layout.h"
 #include "python/src/module.h"
 
@@ -265,9 +266,45 @@ nb::dict weights(const std::string& path, const std::vector<int>& lstm_sizes, in
   return out;
 }
 
+// A policy file (common/hiro/policy_file.h): what it was exported with, and both networks'
+// tensors under their actor-blob names ("meta.fc1.weight", ..., "low.half_range").
+nb::dict policy_file(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::system_error(ENOENT, std::generic_category(), fmt::format("policy file '{}'", path));
+  const hiro::PolicyFile f = hiro::read_policy_file(path);
+  const hiro::PolicyInfo& i = f.info;
+  nb::dict out;
+  out["env"] = i.env;
+  out["task"] = i.multi_target ? "multi" : "single";
+  out["compact"] = i.compact;
+  out["observe_block"] = i.observe_block;
+  out["max_step"] = i.kinematic_max_step;
+  out["goal_space"] = hiro::goal_space_name(i.goal_space);
+  out["meta_period"] = i.meta_period;
+  out["source"] = i.source;
+  out["env_steps"] = i.env_steps;
+  const hiro::ActorBlobLayout layout(i.shape);
+  const auto* payload = reinterpret_cast<const float*>(f.blob.data() + sizeof(BlobHeader));
+  nb::dict weights;
+  for (const BlobTensor& t : layout.blob().tensors()) {
+    const std::size_t n = t.numel();
+    float* p = new float[n == 0 ? 1 : n];
+    nb::capsule owner(p, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+    std::memcpy(p, payload + t.offset, n * sizeof(float));
+    // 1-D tensors (rows == 1: biases, mask, mid, half_range) come back 1-D.
+    std::vector<std::size_t> shape = t.rows == 1 ? std::vector<std::size_t>{static_cast<std::size_t>(t.cols)}
+                                                 : std::vector<std::size_t>{static_cast<std::size_t>(t.rows),
+                                                                            static_cast<std::size_t>(t.cols)};
+    weights[t.name.c_str()] = nb::cast(nb::ndarray<nb::numpy, float>(p, shape.size(), shape.data(), owner));
+  }
+  out["weights"] = weights;
+  return out;
+}
+
 }  // namespace
 
 void bind_checkpoint(nb::module_& m) {
+  m.def("policy_file", &policy_file, "path"_a, "Verifies a HIRO policy file; its settings and both networks.");
   m.def("checkpoint_info", &info, "path"_a, "Verifies the file; algorithm, format_version, sections, run.");
   m.def("checkpoint_weights", &weights, "path"_a, "lstm_sizes"_a, "embedding"_a,
         "Verifies the file and decodes its networks under their layout names.");

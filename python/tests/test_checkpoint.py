@@ -88,3 +88,47 @@ def test_damaged_files_raise_the_cli_message(cli, hiro_run, tmp_path):
     assert str(e.value) == cli_error(cli, tmp_path)
     with pytest.raises(FileNotFoundError):
         ringrl.checkpoint.load(tmp_path / "none.ckpt")
+
+
+def export_policy(cli, hiro_run, out):
+    res = run_cli(cli, "checkpoint", "export", "--policy", str(hiro_run / "model-rep0.ckpt"), "--out", str(out))
+    assert "exported" in res.stdout
+    return out
+
+
+def test_policy_export_acts_as_the_checkpoints_networks(cli, hiro_run, tmp_path):
+    path = export_policy(cli, hiro_run, tmp_path / "km.policy")
+    ck = ringrl.checkpoint.load(hiro_run / "model-rep0.ckpt")
+    policy = ringrl.hiro.load_policy(path)
+    assert policy.env == "kinematic-maze" and policy.goal_space.kind == "hiro_orig"
+    assert policy.env_steps == ck.extra["env_steps"]
+    assert path.stat().st_size < ck.sections["hiro"] / 4  # networks only
+    rng = np.random.default_rng(3)
+    for level in ("meta", "low"):
+        x = rng.normal(0, 3, (100, ck.weights[f"{level}.fc1.weight"].shape[1])).astype(np.float32)
+        np.testing.assert_allclose(ringrl.hiro.actor(policy.weights, level, x), ringrl.hiro.actor(ck.weights, level, x),
+                                   rtol=0, atol=0)
+    # The callable: a goal from the meta level at t = 0, then the goal transition.
+    env = ringrl.make("kinematic-maze", task="multi")
+    obs, info = env.reset(seed=1)
+    target = info["target"]
+    a = policy(obs, target)
+    g0 = policy.goal_space.clip(ringrl.hiro.actor(ck.weights, "meta", np.concatenate([obs, target])))
+    np.testing.assert_array_equal(policy.goal, g0)
+    np.testing.assert_allclose(a, np.clip(ringrl.hiro.actor(ck.weights, "low", np.concatenate([obs, g0])),
+                                          env.action_space.low, env.action_space.high), atol=1e-6)
+    obs2, *_ = env.step(a)
+    policy(obs2, target)
+    np.testing.assert_allclose(policy.goal, ringrl.hiro.goal_transition(obs, g0, obs2), atol=1e-6)
+
+
+def test_a_damaged_policy_export_is_refused(cli, hiro_run, tmp_path):
+    path = export_policy(cli, hiro_run, tmp_path / "km.policy")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    with pytest.raises(ringrl.CorruptDataError) as e:
+        ringrl.hiro.load_policy(path)
+    assert "checksum mismatch" in str(e.value)
+    res = run_cli(cli, "checkpoint", "show", str(path), check=False)
+    assert res.returncode == 1 and res.stderr.strip().count("\n") == 0 and "checksum mismatch" in res.stderr

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from conftest import REPO
+from conftest import REPO, run_cli
 
 
 def run_example(name, *args):
@@ -12,8 +12,10 @@ def run_example(name, *args):
                           text=True, timeout=120, check=True).stdout
 
 
-def test_hiro_policy_example(hiro_run):
-    out = run_example("hiro_policy.py", hiro_run / "model-rep0.ckpt", "--episodes", "2", "--steps", "50")
+def test_hiro_policy_example(cli, hiro_run, tmp_path):
+    policy = tmp_path / "km.policy"
+    run_cli(cli, "checkpoint", "export", "--policy", str(hiro_run / "model-rep0.ckpt"), "--out", str(policy))
+    out = run_example("hiro_policy.py", policy, "--episodes", "2", "--steps", "50")
     assert "kinematic-maze (hiro_orig): " in out and out.count("final distance") == 2
 
 
