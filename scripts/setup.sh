@@ -2,7 +2,9 @@
 # Installs what ringrl needs on Debian 12 (as root): the Debian packages (Open MPI among them, for
 # `mpirun ... ringrl tune|train`; docs/cluster.md), then LibTorch from
 # PyPI's torch wheel (CUDA 13 build; runs on the CPU where no GPU is present) and tensorboard.
-# If the torch wheel cannot be installed, the build falls back to Debian's libtorch-dev.
+# The torch wheel is required: without it setup stops with one line (Debian's libtorch-dev,
+# LibTorch 1.13, is too old for the learner; a LibTorch of your own is named with
+# cmake -DRINGRL_TORCH_SOURCE=system -DTorch_DIR=...).
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 
@@ -11,7 +13,7 @@ APT_PACKAGES=(
   libboost-dev libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev
   libmujoco-dev libqhull-dev libgl-dev libopengl-dev
-  libtorch-dev libopenblas0-openmp
+  libopenblas0-openmp
   libopenmpi-dev openmpi-bin
 )
 TORCH_PIP_SPEC="${RINGRL_TORCH_PIP_SPEC:-torch==2.15.0}"
@@ -34,7 +36,10 @@ pip_install() {
 }
 if ! "$PY" -c "import torch" 2>/dev/null; then
   echo "setup: installing $TORCH_PIP_SPEC from PyPI (a few minutes the first time)"
-  pip_install "$TORCH_PIP_SPEC" || echo "setup: the torch wheel did not install; the build will use Debian's libtorch-dev"
+  if ! pip_install "$TORCH_PIP_SPEC"; then
+    echo "setup: $TORCH_PIP_SPEC did not install from PyPI with $PY; the learner needs it (see the top of this script)" >&2
+    exit 1
+  fi
 fi
 if ! "$PY" -c "import tensorboard" 2>/dev/null; then
   pip_install tensorboard || echo "setup: tensorboard did not install; the event-file read-back test will be skipped"
