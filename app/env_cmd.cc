@@ -4,6 +4,8 @@
 //   env rollout --env NAME --steps N --policy random|zero [--seed S] [--task single|multi]
 //               [--out traj.csv] [--json]
 //   env render --env NAME [--traj traj.csv] --out maze.png [--px-per-cell P]
+//   env render --env NAME --policy FILE --out ant.mp4|ant.gif [--width W --height H --fps F
+//              --every N --steps S --seed K]   (actors/hiro/hiro_policy.h: render_policy_video)
 //   bench env --env NAME [--seconds T | --steps N] [--rounds R] [--seed S] [--clock cpu|wall]
 //             [--json]
 //
@@ -20,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/hiro/hiro_policy.h"
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "bench/env_bench.h"
@@ -52,6 +55,8 @@ struct RenderCmdOptions {
   std::string traj;
   std::string out;
   int px_per_cell = maze::RenderOptions().pixels_per_cell;
+  std::string policy;  // with it: a video of one evaluation episode
+  actors::PolicyVideoOptions video;
 };
 
 struct BenchCmdOptions {
@@ -155,7 +160,19 @@ void run_rollout(const RolloutOptions& o) {
   }
 }
 
+// `env render --policy FILE --out ant.mp4`: one evaluation episode of a policy export.
+void run_policy_video(const RenderCmdOptions& o) {
+  actors::PolicyVideoOptions v = o.video;
+  v.env = o.env;
+  v.out = o.out;
+  const actors::PolicyVideoResult r = actors::render_policy_video(o.policy, v);
+  std::printf("wrote %s (%s, %d frames of %dx%d, %d env steps at the evaluation target): final distance %.3f, %s\n",
+              o.out.c_str(), o.env.c_str(), r.frames, v.width, v.height, r.steps, r.final_distance,
+              r.success ? "success" : "no success");
+}
+
 void run_render(const RenderCmdOptions& o) {
+  if (!o.policy.empty()) return run_policy_video(o);
   const maze::Layout layout = maze::maze_env_layout(o.env);
   const maze::MazeEnvInfo& info = maze::maze_env_info(o.env);
   const envs::TaskSpec task = maze::task_for(info.maze, info.scale, maze::TaskMode::kSingle);
@@ -211,11 +228,19 @@ void add_env_commands(CommandTree& tree) {
   rollout->callback([ro] { run_rollout(*ro); });
 
   auto rd = std::make_shared<RenderCmdOptions>();
-  CLI::App* render = env->add_subcommand("render", "Draw a layout from above as PNG");
+  CLI::App* render = env->add_subcommand(
+      "render", "Draw a layout from above as PNG, or (--policy) a video of a policy export's evaluation episode");
   render->add_option("--env", rd->env, "Environment name")->required();
   render->add_option("--traj", rd->traj, "Trajectory CSV from `env rollout --out`");
-  render->add_option("--out", rd->out, "PNG file to write")->required();
+  render->add_option("--out", rd->out, "PNG file to write (with --policy: .mp4 or .gif)")->required();
   add_unsigned(*render, "--px-per-cell", rd->px_per_cell, "Pixels per maze cell", 1);
+  render->add_option("--policy", rd->policy, "A policy file (`checkpoint export --policy`): render a video");
+  add_unsigned(*render, "--width", rd->video.width, "Video width (with --policy)", 16, 4096);
+  add_unsigned(*render, "--height", rd->video.height, "Video height (with --policy)", 16, 4096);
+  add_unsigned(*render, "--fps", rd->video.fps, "Video frames per second (with --policy)", 1, 240);
+  add_unsigned(*render, "--every", rd->video.every, "Env steps per video frame (with --policy)", 1);
+  add_unsigned(*render, "--steps", rd->video.steps, "Episode steps (with --policy; 0: the env's)");
+  add_unsigned(*render, "--seed", rd->video.seed, "Reset seed of the episode (with --policy)");
   render->callback([rd] { run_render(*rd); });
 
   auto bo = std::make_shared<BenchCmdOptions>();

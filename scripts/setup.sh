@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ringrl needs on Debian 12 (as root): the Debian packages (Open MPI among them, for
-# `mpirun ... ringrl tune|train`; docs/cluster.md), then LibTorch from
+# `mpirun ... ringrl tune|train`, docs/cluster.md; OSMesa, FFmpeg and giflib for the maze videos
+# of `ringrl env render --policy`), then LibTorch from
 # PyPI's torch wheel (CUDA 13 build; runs on the CPU where no GPU is present) and tensorboard.
 # The torch wheel is required: without it setup stops with one line (Debian's libtorch-dev,
 # LibTorch 1.13, is too old for the learner; a LibTorch of your own is named with
@@ -13,6 +14,7 @@ APT_PACKAGES=(
   libboost-dev libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev
   libmujoco-dev libqhull-dev libgl-dev libopengl-dev
+  libosmesa6-dev libavformat-dev libavcodec-dev libswscale-dev libgif-dev
   libopenblas0-openmp
   libopenmpi-dev openmpi-bin
 )

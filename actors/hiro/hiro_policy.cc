@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "common/byte_codec.h"
 #include "common/errors.h"
 #include "envs/maze/factory.h"
+#include "envs/maze/video.h"
 
 namespace ringrl::actors {
 
@@ -59,6 +61,47 @@ HiroActorOptions policy_actor_options(const hiro::PolicyInfo& info) {
                                  hiro::goal_space_name(info.goal_space), want.meta_in, want.meta_out, want.low_in,
                                  want.low_out));
   return o;
+}
+
+PolicyVideoResult render_policy_video(const std::string& path, const PolicyVideoOptions& o) {
+  if (o.every < 1) throw UsageError(fmt::format("--every {}: expected >= 1", o.every));
+  const hiro::PolicyFile file = hiro::read_policy_file(path);
+  const HiroActorOptions ao = policy_actor_options(file.info);
+  if (!o.env.empty() && o.env != ao.env)
+    throw UsageError(fmt::format("--env {}: the policy {} was trained on {}", o.env, path, ao.env));
+  const auto env = envs::maze::make_maze_env(ao.env, ao.env_options);
+  const envs::EnvSpec& spec = env->spec();
+  const int steps = o.steps > 0 ? o.steps : spec.episode_length;
+  envs::maze::MazeCamera camera(*env, o.width, o.height);  // refuses envs without MuJoCo first
+  ActorNets nets(file.info.shape);
+  std::string error;
+  if (!nets.load(file.blob, &error)) throw CorruptData(fmt::format("policy file {}: {}", path, error));
+  const envs::Box full = envs::maze::maze_subgoal_box(ao.env, ao.env_options);
+  const hiro::GoalSpace goals = hiro::make_goal_space(ao.goal_space, spec.obs_dim, full.low, full.high, ao.env);
+  const int ctx = spec.task.context_dim();
+  HiroPolicy policy(nets, goals, spec.action, spec.obs_dim, ctx, ao.meta_period);
+  const std::vector<float> G = spec.task.primary_target();
+  std::vector<float> s(static_cast<std::size_t>(spec.obs_dim)), s1(s.size()),
+      a(static_cast<std::size_t>(spec.action_dim));
+  env->reset(o.seed, envs::Span<float>(s));
+  env->set_context(envs::Span<const float>(G));
+  envs::maze::VideoWriter video(o.out, o.width, o.height, o.fps);
+  video.add(camera.frame(*env, nullptr));
+  PolicyVideoResult r;
+  r.final_distance = spec.task.distance(envs::Span<const float>(s), envs::Span<const float>(G));
+  for (int t = 0; t < steps; ++t) {
+    policy.act(s.data(), G.data(), a.data());
+    const double marker[2] = {s[0] + policy.goal()[0], s[1] + policy.goal()[1]};
+    const envs::StepResult step = env->step(envs::Span<const float>(a), envs::Span<float>(s1));
+    r.final_distance = step.info.distance;
+    s.swap(s1);
+    if ((t + 1) % o.every == 0) video.add(camera.frame(*env, marker));
+  }
+  video.close();
+  r.frames = video.frames();
+  r.steps = steps;
+  r.success = r.final_distance < spec.task.success_threshold;
+  return r;
 }
 
 }  // namespace ringrl::actors

@@ -12,9 +12,15 @@
 // * policy_actor_options() gives the actor options that rebuild a policy file's env and
 //   networks (env, env options, goal space, c, hidden sizes); UsageError when the file's
 //   shapes do not match what that env gives.
+// * render_policy_video() runs one noise-free evaluation episode of a policy file on its env at
+//   the task's primary evaluation target and writes it as a video (envs/maze/video.h): a frame
+//   at the reset and after every `every`-th step (1 + steps / every frames), the high level's
+//   subgoal (observation[:2] + goal[:2], the intended x, y) drawn as a marker.
 // * One thread uses an instance; act() does not allocate.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "actors/hiro/hiro_actor.h"
@@ -50,5 +56,25 @@ class HiroPolicy {
 
 /// The actor options of a policy file's env and networks (contract above).
 HiroActorOptions policy_actor_options(const hiro::PolicyInfo& info);
+
+struct PolicyVideoOptions {
+  std::string env;  // the env the caller names: must be the policy's (empty: any)
+  std::string out;  // .mp4 or .gif
+  int width = 480, height = 360;
+  int fps = 25;
+  int every = 2;   // env steps per frame
+  int steps = 0;   // 0: the env's episode length
+  std::uint64_t seed = 0;  // the episode's reset seed
+};
+
+struct PolicyVideoResult {
+  int frames = 0;
+  int steps = 0;
+  float final_distance = 0;
+  bool success = false;  // final distance < the task's threshold (§10.6)
+};
+
+/// Renders one evaluation episode of the policy file `policy` (contract above).
+PolicyVideoResult render_policy_video(const std::string& policy, const PolicyVideoOptions& options);
 
 }  // namespace ringrl::actors

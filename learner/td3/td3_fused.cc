@@ -22,7 +22,6 @@ constexpr float kSmallestNormal = std::numeric_limits<float>::min();
 
 float* f32(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
-
 // How a 2-D float tensor lies in memory for BLAS: row-major with leading dimension `ld`, or
 // the transpose of a row-major matrix (a .t() view). `ok` is false for any other layout.
 struct BlasOperand {
@@ -163,8 +162,8 @@ namespace fused_detail {
     // measured in a long run, this loop then took 63 % of the learner's time. Such a moment
     // moves its weight by < lr * FLT_MIN / eps ~ 1e-34, far below float resolution, so it is
     // flushed to 0 here.
-    // Written as selects and a sqrt that cannot set errno (-fno-math-errno, CMakeLists.txt) so
-    // that the loop vectorises: scalar, it was ~12 % of the learner's time at batch 100.
+    // Written as selects and a sqrt that cannot set errno (-fno-math-errno, learner/td3/
+    // CMakeLists.txt) so that the loop vectorises: scalar, it was ~12 % of the learner's time.
     const float mi = m[i] * c.b1 + c.one_b1 * g[i];
     const float vi = v[i] * c.b2 + c.one_b2 * g[i] * g[i];
     const float mf = std::fabs(mi) < kSmallestNormal ? 0.0f : mi;
@@ -190,7 +189,8 @@ namespace fused_detail {
   }
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void soft_update_loop(float* __restrict target, const float* __restrict online,
+[[gnu::target_clones("avx512f", "avx2", "default")]] void soft_update_loop(float* __restrict target,
+                                                                           const float* __restrict online,
                                                                            std::int64_t n, float keep, float tau) {
   for (std::int64_t i = 0; i < n; ++i) target[i] = target[i] * keep + online[i] * tau;
 }

@@ -10,8 +10,8 @@
 //   order); a given FusedTd3 is deterministic, so its own checkpoints resume bit-identically.
 // * Why: at batch 100 the eager path spends a large share of an update in per-op dispatch,
 //   autograd bookkeeping, allocation and the optimiser's per-tensor ops. Here every buffer is
-//   allocated once per batch size, each linear layer is one GEMM per task with the bias
-//   folded in, ReLU masks and bias gradients are single passes, and Adam and the soft update
+//   allocated once per batch size, each linear layer is one GEMM per task (BLAS's sgemm_
+//   called directly, without torch's per-call dispatch) with the bias folded in, ReLU masks and bias gradients are single passes, and Adam and the soft update
 //   are one loop per parameter range. act() runs the actor over row chunks that stay in L2
 //   (the relabel pass feeds it B*K*c = 10,000 rows).
 // * Threads: every pass is cut into tasks that the arena runs on its threads, and the cut

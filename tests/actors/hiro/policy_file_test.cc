@@ -2,6 +2,7 @@
 // learner's networks written to a policy file and read back act as the learner's own torch
 // actors on 100 observations; HiroPolicy steps the two levels as the evaluator does; damaged
 // and foreign files are refused with CorruptData.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "common/errors.h"
 #include "common/hiro/policy_file.h"
 #include "envs/maze/factory.h"
+#include "envs/maze/video.h"
 #include "learner/hiro/hiro_learner.h"
 #include "learner/td3/td3.h"
 
@@ -178,6 +180,63 @@ TEST(PolicyFile, AShapeThatDoesNotFitTheEnvIsRefused) {
   Exported e = export_learner();
   e.file.info.shape.low_in += 1;
   EXPECT_THROW((void)actors::policy_actor_options(e.file.info), UsageError);
+}
+
+// An ant-maze policy file with random weights (hidden 32): enough to drive an episode.
+fs::path random_ant_policy(const std::string& name) {
+  actors::HiroActorOptions ao;
+  ao.env = "ant-maze";
+  ao.goal_space = hiro::GoalSpaceKind::kOrig;
+  ao.hidden = 32;
+  hiro::PolicyFile f;
+  f.info.env = ao.env;
+  f.info.kinematic_max_step = ao.env_options.max_step;
+  f.info.goal_space = ao.goal_space;
+  f.info.meta_period = ao.meta_period;
+  f.info.shape = actors::HiroCollector::blob_shape(ao);
+  const hiro::ActorBlobLayout layout(f.info.shape);
+  f.blob.assign(layout.channel_bytes(), std::byte{0});
+  write_blob_header(f.blob.data(), layout.blob());
+  auto* w = reinterpret_cast<float*>(f.blob.data() + sizeof(BlobHeader));
+  torch::manual_seed(2);
+  const auto values = torch::randn({static_cast<std::int64_t>(layout.blob().num_bytes() / sizeof(float))}) * 0.3;
+  std::copy_n(values.data_ptr<float>(), values.numel(), w);
+  for (const hiro::MlpOffsets* m : {&layout.meta(), &layout.low()}) {  // the function's own tensors
+    for (int j = 0; j < m->in; ++j) w[m->mask + static_cast<std::size_t>(j)] = 1.0f;
+    for (int j = 0; j < m->out; ++j) {
+      w[m->mid + static_cast<std::size_t>(j)] = 0.0f;
+      w[m->half_range + static_cast<std::size_t>(j)] = 1.0f;
+    }
+  }
+  const fs::path path = temp_file(name);
+  hiro::write_policy_file(path, f);
+  return path;
+}
+
+TEST(PolicyVideo, AnEpisodeGivesOneFrameAtTheResetAndOneEveryNSteps) {
+  if (!envs::maze::video_support()) GTEST_SKIP() << "this build has no video libraries";
+  const fs::path policy = random_ant_policy("ant.policy");
+  for (const char* ext : {".gif", ".mp4"}) {
+    actors::PolicyVideoOptions o;
+    o.env = "ant-maze";
+    o.out = temp_file(std::string("ant") + ext).string();
+    o.width = 64;
+    o.height = 48;
+    o.steps = 30;
+    o.every = 4;
+    const actors::PolicyVideoResult r = actors::render_policy_video(policy.string(), o);
+    EXPECT_EQ(r.frames, 1 + 30 / 4);
+    EXPECT_EQ(r.steps, 30);
+    EXPECT_EQ(envs::maze::count_video_frames(o.out), 1 + 30 / 4) << ext;
+    EXPECT_GT(r.final_distance, 0.0f);
+    fs::remove(o.out);
+  }
+  actors::PolicyVideoOptions wrong;
+  wrong.env = "ant-push";
+  wrong.out = temp_file("push.gif").string();
+  EXPECT_THROW((void)actors::render_policy_video(policy.string(), wrong), UsageError);
+  EXPECT_FALSE(fs::exists(wrong.out));
+  fs::remove(policy);
 }
 
 }  // namespace
