@@ -225,13 +225,11 @@ int run_spread(const SpreadRequest& q) {
   std::sort(finished.begin(), finished.end(), [](const json& a, const json& b) {
     return a.value(runfiles::kRepetitionKey, 0) < b.value(runfiles::kRepetitionKey, 0);
   });
-  const char* budget_key = q.algo == "hiro" ? "env_steps" : "npe";
+  // The driver's own words for each repetition (learner/run_driver.h: solved, summary).
   for (const json& r : finished) {
-    const bool solved = r.value("found_solution", false);
-    std::printf("repetition %d: %s  %s=%llu  %.1f s  best_reward=%.4f\n", r.value(runfiles::kRepetitionKey, 0),
-                solved ? "SOLVED" : "not solved", budget_key,
-                static_cast<unsigned long long>(r.value(budget_key, std::uint64_t{0})), r.value("seconds", 0.0),
-                r.value("best_reward", 0.0));
+    std::printf("repetition %d: %s  %.1f s  %s\n", r.value(runfiles::kRepetitionKey, 0),
+                r.value("solved", false) ? "SOLVED" : "not solved", r.value("seconds", 0.0),
+                r.value("summary", std::string()).c_str());
   }
   std::printf("train %s: %zu of %u repetition(s) done; results in %s\n", q.algo.c_str(), done.size(), q.repetitions,
               results.c_str());

@@ -456,6 +456,10 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     line["global_rep"] = rep;
     line[budget_key] = algo.budget_used();
     line["seconds"] = seconds;
+    // What every consumer of results lines prints, whatever the algorithm (the spread, tune).
+    line["solved"] = algo.solved();
+    line["summary"] = algo.describe_result();
+    line["budget_key"] = budget_key;
     runfiles::append_json_line(results_path, line);
     std::error_code ec;
     fs::remove(checkpoint_path, ec);  // the next repetition starts fresh

@@ -19,7 +19,10 @@
 //     processes: app/train_spread.h), with the stop rules: the algorithm's success
 //     (stop_on_success), the budget (max_budget, in the algorithm's unit: programs, env
 //     steps), max_seconds;
-//   * appends one results.jsonl line per repetition and returns a summary.
+//   * appends one results.jsonl line per repetition and returns a summary. Every line carries,
+//     besides the algorithm's fields, `solved` (Algorithm::solved()), `summary`
+//     (describe_result()) and `budget_key`, so that the repetition spread and tune print any
+//     algorithm's outcome without knowing its fields.
 //
 // An algorithm plugs in through the Algorithm interface below. Every call comes from the
 // learner process's main thread, in this order per repetition: begin_repetition, optionally
@@ -133,7 +136,7 @@ class Algorithm {
   /// The fields of the progress line.
   virtual std::vector<std::pair<std::string, std::string>> progress_fields(const DriverTick& tick) const = 0;
   /// Its fields of the repetition's results.jsonl line (the driver adds global_rep,
-  /// max_global_repetitions, seconds, the budget and the identity).
+  /// max_global_repetitions, seconds, the budget, solved, summary, budget_key and the identity).
   virtual nlohmann::json result() const = 0;
   /// One human line for the log at the end of a repetition.
   virtual std::string describe_result() const = 0;

@@ -89,6 +89,30 @@ TEST_F(TrainHiro, ShortKinematicRunWritesTheRunDirectoryAndHoldsTheRatioWithOneA
   fs::remove_all(dir);
 }
 
+// Two repetitions in two processes (app/train_spread.h): each one's line reports its own
+// outcome from the driver's solved and summary fields, not a PQT-shaped "best_reward=0".
+TEST_F(TrainHiro, RepetitionsSpreadOverProcessesReportTheirOwnOutcome) {
+  const fs::path dir = fresh_dir("spread");
+  auto args = small_job(dir, 1, 3000);
+  args.insert(args.end(), {"--repetitions", "2", "--parallel", "2", "--set", "eval=false"});
+  const RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 2u) << r.out << r.err;
+  for (const auto& line : res) {
+    EXPECT_EQ(line["budget_key"], "env_steps");
+    EXPECT_FALSE(line["solved"].get<bool>());
+    EXPECT_NE(line["summary"].get<std::string>().find("3000 env steps"), std::string::npos) << line.dump();
+  }
+  for (int rep = 0; rep < 2; ++rep) {
+    const std::string want = "repetition " + std::to_string(rep) + ": not solved";
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("3000 env steps, 500 low / 50 high updates"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("best_reward"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
 TEST_F(TrainHiro, TwoActorsHoldTheRatioAndBothContribute) {
   const fs::path dir = fresh_dir("two");
   auto args = small_job(dir, 2, 5500);
