@@ -27,25 +27,6 @@ namespace ringrl::envs::maze {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-constexpr int kMinSide = 16;
-constexpr int kMaxSide = 4096;
-
-void check_size(int width, int height) {
-  if (width < kMinSide || width > kMaxSide || height < kMinSide || height > kMaxSide)
-    throw UsageError("video size " + std::to_string(width) + "x" + std::to_string(height) + ": expected " +
-                     std::to_string(kMinSide) + " to " + std::to_string(kMaxSide) + " pixels a side");
-}
-
-std::string extension_of(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
-}  // namespace
-
 #ifndef RINGRL_HAVE_VIDEO
 
 bool video_support() noexcept { return false; }
@@ -73,6 +54,25 @@ int count_video_frames(const std::string&) { no_video(); }
 #else
 
 bool video_support() noexcept { return true; }
+
+namespace {
+
+constexpr int kMinSide = 16;
+constexpr int kMaxSide = 4096;
+
+void check_size(int width, int height) {
+  if (width < kMinSide || width > kMaxSide || height < kMinSide || height > kMaxSide)
+    throw UsageError("video size " + std::to_string(width) + "x" + std::to_string(height) + ": expected " +
+                     std::to_string(kMinSide) + " to " + std::to_string(kMaxSide) + " pixels a side");
+}
+
+std::string extension_of(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+}  // namespace
 
 // ------------------------------------------------------------------------------ MazeCamera
 
