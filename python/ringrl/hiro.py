@@ -108,12 +108,13 @@ class GoalWrapper(gym.Wrapper):
 
 class Policy:
     """A HIRO policy file (``ringrl checkpoint export --policy CKPT --out FILE``) as a callable
-    ``policy(observation, target) -> action``: the noise-free two-level policy the evaluator
-    runs (actors/hiro/hiro_policy.h). Call it once per env step; every ``meta_period`` calls
-    the high level picks the goal from (observation, target), clipped to the goal box, and in
-    between the goal moves with the goal transition; the low level acts on (observation, goal),
-    clipped to the action box. ``reset()`` starts a new episode; ``goal`` is the goal in force
-    (relative: the intended state is observation[:k] + goal)."""
+    ``policy(observation, target) -> action``: the C++ HiroPolicy (actors/hiro/hiro_policy.h),
+    the noise-free two-level step the evaluator and ``ringrl env render --policy`` run. Call it
+    once per env step; every ``meta_period`` calls the high level picks the goal from
+    (observation, target), clipped to the goal box, and in between the goal moves with the goal
+    transition; the low level acts on (observation, goal), clipped to the action box.
+    ``reset()`` starts a new episode; ``goal`` is the goal in force (relative: the intended
+    state is observation[:k] + goal). ``weights`` are both networks' tensors."""
 
     def __init__(self, path: str | os.PathLike):
         d = _ringrl.policy_file(os.fspath(path))
@@ -124,30 +125,19 @@ class Policy:
         self.env_steps: int = d["env_steps"]
         self.weights: dict = d["weights"]
         self.goal_space = goal_space(d["goal_space"], self.env, task=self.task)
-        options = _ringrl.MazeEnvOptions(task=self.task, compact=d["compact"], observe_block=d["observe_block"],
-                                         max_step=d["max_step"])
-        spec = _ringrl.env_spec(self.env, options)
         self.env_options = {"task": self.task, "compact": d["compact"], "observe_block": d["observe_block"],
                             "max_step": d["max_step"]}
-        self.action_low = np.asarray(spec["action_low"], np.float32)
-        self.action_high = np.asarray(spec["action_high"], np.float32)
-        self.reset()
+        self._policy = _ringrl.HiroPolicy(self.path)
 
     def reset(self) -> None:
-        self._t = 0
-        self._prev: np.ndarray | None = None
-        self.goal = np.zeros(self.goal_space.dim, np.float32)
+        self._policy.reset()
+
+    @property
+    def goal(self) -> np.ndarray:
+        return np.asarray(self._policy.goal, np.float32)
 
     def __call__(self, observation, target) -> np.ndarray:
-        s, G = _f32(observation), _f32(target)
-        if self._t % self.meta_period == 0:
-            self.goal = self.goal_space.clip(actor(self.weights, "meta", np.concatenate([s, G])))
-        else:
-            self.goal = goal_transition(self._prev, self.goal, s)
-        self._prev = s
-        self._t += 1
-        a = actor(self.weights, "low", np.concatenate([s, self.goal]))
-        return np.clip(a, self.action_low, self.action_high).astype(np.float32)
+        return self._policy.act(_f32(observation), _f32(target))
 
 
 def load_policy(path: str | os.PathLike) -> Policy:

@@ -24,6 +24,7 @@
 // trains tiny runs of both and loads them. Every decoding error is CorruptData naming the file
 // and section, as the C++ readers word it.
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -38,11 +39,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "actors/hiro/hiro_policy.h"
 #include "common/checkpoint.h"
 #include "common/errors.h"
 #include "common/hiro/eval_record.h"
 #include "common/hiro/policy_file.h"
 #include "common/pqt/policy_layout.h"
+#include "envs/maze/factory.h"
 #include "python/src/module.h"
 
 namespace ringrl::python {
@@ -301,9 +304,71 @@ nb::dict policy_file(const std::string& path) {
   return out;
 }
 
+// A policy file acting: actors/hiro/hiro_policy.h's HiroPolicy on the file's networks (the
+// evaluator's step), so Python runs the same code as the evaluator and `env render --policy`.
+class PyHiroPolicy {
+ public:
+  explicit PyHiroPolicy(const std::string& path)
+      : file_(read(path)),
+        options_(actors::policy_actor_options(file_.info)),
+        spec_(envs::maze::maze_env_spec(options_.env, options_.env_options)),
+        nets_(file_.info.shape),
+        goals_(make_goals()),
+        policy_(nets_, goals_, spec_.action, spec_.obs_dim, spec_.task.context_dim(), options_.meta_period),
+        goal_(static_cast<std::size_t>(goals_.dim)) {
+    std::string error;
+    if (!nets_.load(file_.blob, &error)) throw CorruptData(fmt::format("policy file {}: {}", path, error));
+  }
+
+  nb::object act(const nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>& obs,
+                 const nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>& target) {
+    const auto need = [](const char* what, std::size_t got, int want) {
+      if (got != static_cast<std::size_t>(want))
+        throw UsageError(fmt::format("{} of {} floats, expected {}", what, got, want));
+    };
+    need("observation", obs.shape(0), spec_.obs_dim);
+    need("target", target.shape(0), spec_.task.context_dim());
+    for (std::size_t i = 0; i < obs.shape(0); ++i)
+      if (!std::isfinite(obs.data()[i])) throw UsageError(fmt::format("observation[{}] is not finite", i));
+    auto* a = new float[static_cast<std::size_t>(spec_.action_dim)];
+    nb::capsule owner(a, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+    policy_.act(obs.data(), target.data(), a);
+    const std::size_t shape[1] = {static_cast<std::size_t>(spec_.action_dim)};
+    return nb::cast(nb::ndarray<nb::numpy, float>(a, 1, shape, owner));
+  }
+  void reset() { policy_.reset(); }
+  std::vector<float> goal() const { return policy_.goal(); }
+  int steps() const { return policy_.steps(); }
+
+ private:
+  static hiro::PolicyFile read(const std::string& path) {
+    if (!std::filesystem::exists(path))
+      throw std::system_error(ENOENT, std::generic_category(), fmt::format("policy file '{}'", path));
+    return hiro::read_policy_file(path);
+  }
+  hiro::GoalSpace make_goals() const {
+    const envs::Box full = envs::maze::maze_subgoal_box(options_.env, options_.env_options);
+    return hiro::make_goal_space(options_.goal_space, spec_.obs_dim, full.low, full.high, options_.env);
+  }
+
+  hiro::PolicyFile file_;
+  actors::HiroActorOptions options_;
+  envs::EnvSpec spec_;
+  actors::ActorNets nets_;
+  hiro::GoalSpace goals_;
+  actors::HiroPolicy policy_;  // borrows nets_
+  std::vector<float> goal_;
+};
+
 }  // namespace
 
 void bind_checkpoint(nb::module_& m) {
+  nb::class_<PyHiroPolicy>(m, "HiroPolicy")
+      .def(nb::init<const std::string&>(), "path"_a)
+      .def("act", &PyHiroPolicy::act, "observation"_a, "target"_a)
+      .def("reset", &PyHiroPolicy::reset)
+      .def_prop_ro("goal", &PyHiroPolicy::goal)
+      .def_prop_ro("steps", &PyHiroPolicy::steps);
   m.def("policy_file", &policy_file, "path"_a, "Verifies a HIRO policy file; its settings and both networks.");
   m.def("checkpoint_info", &info, "path"_a, "Verifies the file; algorithm, format_version, sections, run.");
   m.def("checkpoint_weights", &weights, "path"_a, "lstm_sizes"_a, "embedding"_a,
