@@ -55,7 +55,7 @@ HiroActorOptions policy_actor_options(const hiro::PolicyInfo& info) {
   const hiro::ActorBlobShape& got = info.shape;
   if (got.meta_in != want.meta_in || got.meta_out != want.meta_out || got.low_in != want.low_in ||
       got.low_out != want.low_out || got.hidden1 != want.hidden1 || got.hidden2 != want.hidden2)
-    throw UsageError(fmt::format("policy of networks {}->{} and {}->{} (hidden {}-{}) does not fit env {} with {}, "
+    throw CorruptData(fmt::format("policy of networks {}->{} and {}->{} (hidden {}-{}) does not fit env {} with {}, "
                                  "which needs {}->{} and {}->{}",
                                  got.meta_in, got.meta_out, got.low_in, got.low_out, got.hidden1, got.hidden2, info.env,
                                  hiro::goal_space_name(info.goal_space), want.meta_in, want.meta_out, want.low_in,

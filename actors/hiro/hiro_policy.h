@@ -10,8 +10,8 @@
 //   a = clip(mu_lo(s (+) g), action box).
 // * It borrows the networks (they may be reloaded between steps) and copies the rest.
 // * policy_actor_options() gives the actor options that rebuild a policy file's env and
-//   networks (env, env options, goal space, c, hidden sizes); UsageError when the file's
-//   shapes do not match what that env gives.
+//   networks (env, env options, goal space, c, hidden sizes); CorruptData (a damaged or
+//   inconsistent file: exit 1) when the file's shapes do not match what that env gives.
 // * render_policy_video() runs one noise-free evaluation episode of a policy file on its env at
 //   the task's primary evaluation target and writes it as a video (envs/maze/video.h): a frame
 //   at the reset and after every `every`-th step (1 + steps / every frames), the high level's

@@ -314,8 +314,7 @@ class PyHiroPolicy {
         spec_(envs::maze::maze_env_spec(options_.env, options_.env_options)),
         nets_(file_.info.shape),
         goals_(make_goals()),
-        policy_(nets_, goals_, spec_.action, spec_.obs_dim, spec_.task.context_dim(), options_.meta_period),
-        goal_(static_cast<std::size_t>(goals_.dim)) {
+        policy_(nets_, goals_, spec_.action, spec_.obs_dim, spec_.task.context_dim(), options_.meta_period) {
     std::string error;
     if (!nets_.load(file_.blob, &error)) throw CorruptData(fmt::format("policy file {}: {}", path, error));
   }
@@ -357,7 +356,6 @@ class PyHiroPolicy {
   actors::ActorNets nets_;
   hiro::GoalSpace goals_;
   actors::HiroPolicy policy_;  // borrows nets_
-  std::vector<float> goal_;
 };
 
 }  // namespace

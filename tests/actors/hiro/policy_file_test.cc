@@ -179,7 +179,7 @@ TEST(PolicyFile, DamagedTruncatedAndForeignFilesAreRefused) {
 TEST(PolicyFile, AShapeThatDoesNotFitTheEnvIsRefused) {
   Exported e = export_learner();
   e.file.info.shape.low_in += 1;
-  EXPECT_THROW((void)actors::policy_actor_options(e.file.info), UsageError);
+  EXPECT_THROW((void)actors::policy_actor_options(e.file.info), CorruptData);
 }
 
 // An ant-maze policy file with random weights (hidden 32): enough to drive an episode.
