@@ -19,6 +19,7 @@
 #include "common/checkpoint.h"
 #include "common/errors.h"
 #include "common/hiro/policy_file.h"
+#include "common/runfiles/run_files.h"
 #include "learner/hiro/hiro_algorithm.h"
 #include "common/runfiles/config.h"
 #include "learner/pqt/pqt_trainer.h"
@@ -52,7 +53,7 @@ void run_show(const ShowCli& c) {
       r.fail(std::string("run metadata is not JSON: ") + e.what());
     }
   }
-  const fs::path config = fs::path(c.file).parent_path() / "config.json";
+  const fs::path config = fs::path(c.file).parent_path() / runfiles::kResolvedConfigName;
   if (in.algorithm() == "pqt" && fs::exists(config)) {
     const auto learner = learner::load_pqt_model(in, learner_options_from(runfiles::load_config(config)));
     out["model"] = {{"loaded", true},
@@ -92,7 +93,7 @@ void run_export(const ExportCli& c) {
   if (!fs::is_regular_file(c.policy))
     throw UsageError(fmt::format("--policy '{}' is not a file: expected a HIRO checkpoint.bin or model-rep<R>.ckpt",
                                  c.policy));
-  const fs::path config = fs::path(c.policy).parent_path() / "config.json";
+  const fs::path config = fs::path(c.policy).parent_path() / runfiles::kResolvedConfigName;
   if (!fs::is_regular_file(config))
     throw UsageError(fmt::format("--policy '{}': no config.json beside it (export from inside its run directory)",
                                  c.policy));

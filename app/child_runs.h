@@ -25,10 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "common/runfiles/run_files.h"
+
 namespace ringrl::app {
 
 /// The log of a child run, in its run directory.
-inline constexpr const char* kChildLogFile = "train.log";
 
 /// One child run: the arguments after the executable (with "--run-dir" `run_dir`, without
 /// "--resume"), its run directory, and the log its stdout and stderr append to.

@@ -17,6 +17,7 @@
 #include "common/byte_codec.h"
 #include "common/errors.h"
 #include "common/runfiles/atomic_file.h"
+#include "common/runfiles/run_files.h"
 #include "common/signals.h"
 #include "mpi/job_messages.h"
 #include "mpi/launch.h"
@@ -28,7 +29,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kTokenFile = ".cluster-token";       // in rank 0's session directory
-constexpr const char* kCheckpointFile = "checkpoint.bin";  // as learner/run_driver.h names it
 constexpr const char* kRunDirFlag = "--run-dir";
 constexpr std::uint64_t kMaxShippedBytes = std::uint64_t{1} << 29;  // one run directory's files per message
 constexpr auto kHelloTimeout = std::chrono::minutes(5);   // every worker says hello within this
@@ -218,9 +218,9 @@ void ClusterJobs::receive() {
     if (!shared_[static_cast<std::size_t>(m->source)]) {
       mpi::write_run_files(it->second.dir, e.files, /*only_missing=*/false);
       bool has_checkpoint = false;
-      for (const auto& f : e.files) has_checkpoint |= f.name == kCheckpointFile;
+      for (const auto& f : e.files) has_checkpoint |= f.name == runfiles::kCheckpointFileName;
       std::error_code ec;
-      if (!has_checkpoint) fs::remove(it->second.dir / kCheckpointFile, ec);  // the run dropped it
+      if (!has_checkpoint) fs::remove(it->second.dir / runfiles::kCheckpointFileName, ec);  // the run dropped it
     }
     it->second.status = e.wait_status;
   }
@@ -280,7 +280,7 @@ int run_job_worker(mpi::Comm& comm, const ClusterSetup& setup, bool shared) {
         const mpi::StartJob s = mpi::decode_start(m->bytes, from);
         const fs::path dir = setup.node_dir / s.dir;
         mpi::write_run_files(dir, s.seeds, /*only_missing=*/true);
-        ChildRun run{with_run_dir(s.args, dir.string()), dir, dir / kChildLogFile};
+        ChildRun run{with_run_dir(s.args, dir.string()), dir, dir / runfiles::kLogFileName};
         jobs[s.job] = {local.start(s.slot, run), dir};
         if (forwarded) local.signal(jobs[s.job].local, shutdown_signal());
       } else if (m->tag == mpi::kSignal) {

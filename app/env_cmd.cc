@@ -65,12 +65,6 @@ struct BenchCmdOptions {
   bool json = false;
 };
 
-maze::TaskMode parse_task(const std::string& task) {
-  if (task == "single") return maze::TaskMode::kSingle;
-  if (task == "multi") return maze::TaskMode::kMulti;
-  throw UsageError("--task " + task + ": expected single or multi");
-}
-
 void run_list(bool json) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const maze::MazeEnvInfo& info : maze::maze_env_catalog()) {
@@ -103,7 +97,7 @@ void run_rollout(const RolloutOptions& o) {
   if (o.policy != "random" && o.policy != "zero")
     throw UsageError("--policy " + o.policy + ": expected random or zero");
   maze::MazeEnvOptions env_options;
-  env_options.task_mode = parse_task(o.task);
+  env_options.task_mode = maze::parse_task_mode(o.task, "--task");
   std::unique_ptr<envs::Env> env = maze::make_maze_env(o.env, env_options);
   const envs::EnvSpec& spec = env->spec();
 
@@ -115,7 +109,7 @@ void run_rollout(const RolloutOptions& o) {
   }
   std::vector<float> obs(static_cast<size_t>(spec.obs_dim));
   std::vector<float> action(static_cast<size_t>(spec.action_dim), 0.0f);
-  envs::Rng policy(o.seed ^ kPolicyStream);
+  Rng policy(o.seed ^ kPolicyStream);
   const bool random = o.policy == "random";
 
   int episodes = 0;

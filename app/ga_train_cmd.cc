@@ -16,6 +16,7 @@
 #include "app/ga_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/parse_number.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
@@ -71,7 +72,7 @@ int run_ga_train(const GaCli& c) {
       s.driver.budget_per_s, s.driver.seconds, steady.c_str(), s.executed_per_s,
       static_cast<unsigned long long>(s.executed), s.driver.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
-  return s.driver.interrupted ? kInterruptedStatus : 0;
+  return s.driver.interrupted ? kExitInterrupted : 0;
 }
 
 int ga_actor_main(const ActorLaunch& launch) {
@@ -94,7 +95,8 @@ void add_ga_train_commands(CommandTree& tree) {
   cmd->add_option("--task", c->task, "BF task (see `ringrl bf tasks`)");
   add_train_run_options(*cmd, *c,
                         {"--max-npe", "Programs-executed budget per repetition (0 = unlimited; default 20000000)",
-                         "Evaluator actor processes", kMaxActors, "configs/ga.json", "runs/ga-<task>-<time>"});
+                         "Evaluator actor processes", kMaxActors, "configs/ga.json", "runs/ga-<task>-<time>",
+                         /*uses_gpu=*/false});
   cmd->callback([c] {
     const int rc = run_ga_train(*c);
     if (rc != 0) std::exit(rc);

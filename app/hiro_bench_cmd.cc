@@ -18,6 +18,7 @@
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
+#include "common/runfiles/run_files.h"
 #include "learner/threads.h"
 
 namespace ringrl::app {
@@ -58,7 +59,7 @@ EndToEnd run_end_to_end(hiro::HiroTrainOptions t, const nlohmann::json& cfg) {
   EndToEnd e;
   try {
     e.summary = hiro::run_hiro_training(t);
-    e.rate = bench::post_initial_rate((dir / "metrics.csv").string(), t.initial_steps);
+    e.rate = bench::post_initial_rate((dir / runfiles::kMetricsFileName).string(), t.initial_steps);
   } catch (...) {
     fs::remove_all(dir);
     throw;

@@ -60,12 +60,11 @@ HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg) {
   const bool maze_kind = info.maze == envs::maze::MazeKind::kMaze;
   c.targets = get<std::string>(cfg, "targets");
   if (c.targets == kAuto) c.targets = maze_kind ? "multi" : "single";
-  if (c.targets != "single" && c.targets != "multi")
-    throw UsageError(fmt::format("targets '{}': expected auto, single or multi", c.targets));
+  const envs::maze::TaskMode mode = envs::maze::parse_task_mode(c.targets, "targets (or auto)");
   if (maze_kind) {
-    c.fixed_target = c.targets == "single";  // the Maze envs always sample; the actor pins G
+    c.fixed_target = mode == envs::maze::TaskMode::kSingle;  // the Maze envs always sample; the actor pins G
   } else {
-    c.env_options.task_mode = c.targets == "multi" ? envs::maze::TaskMode::kMulti : envs::maze::TaskMode::kSingle;
+    c.env_options.task_mode = mode;
   }
   if (!info.mujoco) c.env_options.max_step = get<double>(cfg, "kinematic_max_step");
   return c;

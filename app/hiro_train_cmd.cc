@@ -16,6 +16,7 @@
 #include "app/hiro_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/runfiles/config.h"
 
 namespace ringrl::app {
@@ -72,7 +73,7 @@ int run_train(const TrainCli& c) {
               s.seconds, s.updates_per_s, static_cast<unsigned long long>(s.lag_p50),
               static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
-  return s.interrupted ? kInterruptedStatus : 0;
+  return s.interrupted ? kExitInterrupted : 0;
 }
 
 actors::HiroActorOptions actor_options(const ActorLaunch& launch) {
@@ -100,7 +101,7 @@ int run_bench(const std::string& config, const std::vector<std::string>& sets, b
   std::vector<std::byte> blob(layout.channel_bytes());
   write_blob_header(blob.data(), layout.blob());
   auto* payload = reinterpret_cast<float*>(blob.data() + sizeof(BlobHeader));
-  envs::Rng rng(kBenchSeed);
+  Rng rng(kBenchSeed);
   for (std::size_t i = 0; i < layout.blob().num_floats(); ++i)
     payload[i] = static_cast<float>(rng.uniform(-0.05, 0.05));
   std::string error;

@@ -31,6 +31,7 @@
 #include "common/weight_channel.h"
 #include "mpi/comm.h"
 #include "mpi/record_link.h"
+#include "mpi/tags.h"
 
 namespace ringrl::app {
 namespace {
@@ -39,9 +40,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint16_t kBenchType = 5;                    // common/records.h kRecordBench
 constexpr std::uint64_t kRingCapacity = std::uint64_t{1} << 20;
-constexpr int kReplyTag = 401;                              // a rank has the blob
-constexpr int kBlobTag = 402;                               // the blob, sent to one rank
-constexpr int kDoneTag = 403;                               // rank 0 to the producers: stop
 constexpr auto kIdle = std::chrono::microseconds(50);
 
 struct LinkCli {
@@ -82,7 +80,7 @@ void records_node(mpi::Comm& comm, const LinkCli& c) {
   std::vector<RingReader> readers;
   for (auto* r : rings) readers.emplace_back(r, std::uint64_t{1} << kBenchType);
   mpi::RecordForwarder f(comm, {});
-  while (!comm.try_receive(kDoneTag))
+  while (!comm.try_receive(mpi::kBenchDone))
     if (f.pump(readers, {}) == 0) std::this_thread::sleep_for(kIdle);
   stop = true;
   for (auto& t : producers) t.join();
@@ -106,7 +104,7 @@ nlohmann::json records_learner(mpi::Comm& comm, const LinkCli& c) {
   while (Clock::now() < until)
     if (inbox.poll(take) == 0) std::this_thread::sleep_for(kIdle);
   const double s = std::chrono::duration<double>(Clock::now() - first).count();
-  for (int r = 1; r < comm.size(); ++r) comm.post(r, kDoneTag, std::string());
+  for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kBenchDone, std::string());
   // What is still on the way is taken (and credited) so that every node's last batch completes.
   const auto drain_until = Clock::now() + std::chrono::milliseconds(500);
   while (Clock::now() < drain_until) inbox.poll([](int, std::uint32_t, const RecordView&) { return true; });
@@ -125,19 +123,19 @@ double weights_round(mpi::Comm& comm, std::string& blob, bool broadcast) {
   if (broadcast) {
     blob = comm.broadcast(comm.rank() == 0 ? std::move(blob) : std::string(), 0);
   } else if (comm.rank() == 0) {
-    for (int r = 1; r < comm.size(); ++r) comm.post(r, kBlobTag, blob);
+    for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kBenchBlob, blob);
   } else {
     std::optional<mpi::Message> m;
-    while (!(m = comm.try_receive(kBlobTag))) comm.progress();
+    while (!(m = comm.try_receive(mpi::kBenchBlob))) comm.progress();
     blob = std::move(m->bytes);
   }
   if (comm.rank() != 0) {
-    comm.post(0, kReplyTag, std::string(1, blob.empty() ? '\0' : blob[0]));
+    comm.post(0, mpi::kBenchReply, std::string(1, blob.empty() ? '\0' : blob[0]));
     comm.flush(std::chrono::seconds(10));
     return 0;
   }
   for (int got = 1; got < comm.size();)
-    if (comm.try_receive(kReplyTag)) ++got;
+    if (comm.try_receive(mpi::kBenchReply)) ++got;
   comm.flush(std::chrono::seconds(10));
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }

@@ -14,6 +14,7 @@
 
 #include "app/commands.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/supervisor.h"
 
 namespace {
@@ -40,12 +41,12 @@ int run_full_binary(char** argv) {
     full = ringrl::sibling_executable(RINGRL_FULL_BINARY);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ringrl: error: %s\n", e.what());
-    return 1;
+    return ringrl::kExitFailure;
   }
   execv(full.c_str(), argv);
   std::fprintf(stderr, "ringrl: error: this command runs in %s, which cannot be started: %s\n", full.c_str(),
                std::strerror(errno));
-  return 1;
+  return ringrl::kExitFailure;
 }
 #endif
 
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
   CLI::App root{"ringrl: actor-learner reinforcement learning on one machine"};
   root.require_subcommand(1);
-  root.set_version_flag("--version", "ringrl 0.1.0");
+  root.set_version_flag("--version", "ringrl " RINGRL_VERSION);  // CMake's PROJECT_VERSION
   CLI::App* train =
       root.add_subcommand("train", "Train with actor processes and a learner (one subcommand per algorithm)");
   train->require_subcommand(1);
@@ -85,13 +86,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Bad command line: one line naming the value and what was expected, status 2.
     std::fprintf(stderr, "ringrl: error: %s (see --help)\n", e.what());
-    return 2;
+    return ringrl::kExitUsage;
   } catch (const ringrl::UsageError& e) {
     std::fprintf(stderr, "ringrl: error: %s\n", e.what());
-    return 2;
+    return ringrl::kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ringrl: error: %s\n", e.what());
-    return 1;
+    return ringrl::kExitFailure;
   }
-  return 0;
+  return ringrl::kExitOk;
 }

@@ -21,10 +21,12 @@
 #include "common/lost_work.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
+#include "common/runfiles/run_files.h"
 #include "common/signals.h"
 #include "common/supervisor.h"
 #include "common/work_gate.h"
 #include "mpi/job_messages.h"
+#include "mpi/tags.h"
 
 namespace ringrl::app {
 namespace {
@@ -33,9 +35,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// Rank 0 -> node messages share one tag, so that they arrive in the order they were posted
-// (MPI orders messages per tag): permits never overtake the weights they follow.
-enum BridgeTag : int { kControl = 302, kStatus = 305 };
 enum class ControlKind : std::uint32_t { kWeights = 1, kPermits = 2, kStop = 3, kPlan = 4, kBudget = 5 };
 
 constexpr auto kStatusEvery = std::chrono::seconds(1);
@@ -47,7 +46,6 @@ constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT
 constexpr auto kHelloWait = std::chrono::minutes(5);
 constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
 constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);  // as the run driver's
-constexpr const char* kNodeConfig = "config.json";
 constexpr int kRefused = 2;
 constexpr int kInterrupted = 130;
 
@@ -173,7 +171,7 @@ void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t lo
     p["launches"] = launches;
     p["config"] = config_path.empty() ? std::string() : read_file(config_path);
     const std::uint32_t kind = static_cast<std::uint32_t>(ControlKind::kPlan);
-    comm_.post(nodes_[k].rank, kControl, encode_pod(kind) + p.dump());
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, encode_pod(kind) + p.dump());
     shapes.push_back({nodes_[k].rank, per_node_, plan.record_mask, plan.max_record_bytes});
     nodes_[k].heard = Clock::now();
   }
@@ -200,7 +198,7 @@ void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uin
     const WeightsHead h{static_cast<std::uint32_t>(ControlKind::kWeights), 0, channel_version, share(k), budget_};
     std::string m = encode_pod(h);
     m.append(reinterpret_cast<const char*>(blob), bytes);
-    comm_.post(nodes_[k].rank, kControl, std::move(m));
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, std::move(m));
   }
   comm_.progress();
   budget_sent_ = budget_;
@@ -211,7 +209,7 @@ void MpiRemoteActors::budget(std::uint64_t used) {
   budget_ = used;
   if (!started_ || budget_ == budget_sent_ || Clock::now() - budget_sent_at_ < kBudgetEvery) return;
   const CountMessage m{static_cast<std::uint32_t>(ControlKind::kBudget), 0, budget_};
-  for (const auto& n : nodes_) comm_.post(n.rank, kControl, encode_pod(m));
+  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, encode_pod(m));
   budget_sent_ = budget_;
   budget_sent_at_ = Clock::now();
 }
@@ -221,12 +219,12 @@ void MpiRemoteActors::grant(std::uint64_t permits) {
   if (!started_) return;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     const CountMessage m{static_cast<std::uint32_t>(ControlKind::kPermits), 0, share(k)};
-    comm_.post(nodes_[k].rank, kControl, encode_pod(m));
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, encode_pod(m));
   }
 }
 
 void MpiRemoteActors::receive_status() {
-  while (auto m = comm_.try_receive(kStatus)) {
+  while (auto m = comm_.try_receive(mpi::kBridgeStatus)) {
     const Status s = decode_pod<Status>(m->bytes, fmt::format("rank {}", m->source), "status");
     for (auto& n : nodes_)
       if (n.rank == m->source) {
@@ -287,7 +285,7 @@ void MpiRemoteActors::stop() {
   if (stopped_) return;
   stopped_ = true;
   const std::uint32_t stop_kind = static_cast<std::uint32_t>(ControlKind::kStop);
-  for (const auto& n : nodes_) comm_.post(n.rank, kControl, encode_pod(stop_kind));
+  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, encode_pod(stop_kind));
   // Each node's last word, while its forwarder may still be waiting for credit.
   bool silent = false;
   for (const auto& n : nodes_) silent |= n.silent;
@@ -314,12 +312,12 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   if (!mpi::decode_welcome(welcome->bytes, from).error.empty()) return kRefused;
 
   // The plan: what to run; or a stop before any (rank 0 found nothing to do: a finished run).
-  const auto first = wait_for(comm, kControl, Clock::duration::max() / 2);
+  const auto first = wait_for(comm, mpi::kBridgeControl, Clock::duration::max() / 2);
   if (!first) return kInterrupted;
   std::uint32_t first_kind = 0;
   if (first->bytes.size() >= sizeof first_kind) std::memcpy(&first_kind, first->bytes.data(), sizeof first_kind);
   if (first_kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
-    comm.post(0, kStatus, encode_pod(Status{0, 0, 0, 1, 0, 0, 0}));
+    comm.post(0, mpi::kBridgeStatus, encode_pod(Status{0, 0, 0, 1, 0, 0, 0}));
     comm.flush(std::chrono::seconds(10));
     return 0;
   }
@@ -352,7 +350,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     throw CorruptData(fmt::format("{}: a malformed plan: {}", from, e.what()));
   }
   fs::create_directories(setup.node_dir);
-  const fs::path config = setup.node_dir / kNodeConfig;
+  const fs::path config = setup.node_dir / runfiles::kResolvedConfigName;
   runfiles::write_file_atomic(config, config_text);
 
   install_shutdown_handlers();
@@ -410,11 +408,11 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     s.failed = started && s.running == 0 && sup.all_failed() ? 1 : 0;
     s.final = final ? 1 : 0;
     s.signal = final ? static_cast<std::uint16_t>(shutdown_signal()) : 0;
-    comm.post(0, kStatus, encode_pod(s));
+    comm.post(0, mpi::kBridgeStatus, encode_pod(s));
     last_status = Clock::now();
   };
   while (!stop && !shutdown_requested()) {
-    while (auto m = comm.try_receive(kControl)) {
+    while (auto m = comm.try_receive(mpi::kBridgeControl)) {
       std::uint32_t kind = 0;
       if (m->bytes.size() < sizeof kind) throw CorruptData(fmt::format("{}: a control message of {} bytes", from, m->bytes.size()));
       std::memcpy(&kind, m->bytes.data(), sizeof kind);

@@ -26,6 +26,7 @@
 #include "bench/pqt/learner_bench.h"
 #include "bench/pqt/npe_bench.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "learner/pqt/pqt_trainer.h"
@@ -159,7 +160,7 @@ void bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir
   }
   remove_tree(dir);
   // Interrupted: no figures; the bridges hear stop from rank 0's side of the nodes as it exits.
-  if (one.interrupted || across.interrupted) std::exit(kInterruptedStatus);
+  if (one.interrupted || across.interrupted) std::exit(kExitInterrupted);
   nlohmann::json node_records = nlohmann::json::array();  // rank 1, 2, ...: records rank 0 took from each
   for (const learner::RemoteNodeStats& n : remote->stats()) node_records.push_back(n.records);
 

@@ -17,6 +17,7 @@
 #include "app/pqt_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "envs/bf/scorer.h"
@@ -68,7 +69,7 @@ int run_train(const TrainCli& c) {
       s.npe_per_s, s.seconds, s.learner_steps_per_s, static_cast<unsigned long long>(s.lag_p50),
       static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
   std::fflush(stdout);
-  return s.interrupted ? kInterruptedStatus : 0;
+  return s.interrupted ? kExitInterrupted : 0;
 }
 
 int pqt_actor_main(const ActorLaunch& launch) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <filesystem>
 
@@ -12,14 +13,27 @@
 #include "app/cluster_jobs.h"
 #include "app/node_bridge.h"
 #include "app/train_spread.h"
-#include "mpi/job_messages.h"
+#include "common/errors.h"
 #include "common/runfiles/config.h"
+#include "mpi/job_messages.h"
 
 namespace ringrl::app {
 
 namespace fs = std::filesystem;
 
+std::map<std::string, TrainerTraits>& trainers() {
+  static std::map<std::string, TrainerTraits> registered;  // filled on the main thread before parsing
+  return registered;
+}
+
+const TrainerTraits& trainer_traits(const std::string& name) {
+  const auto it = trainers().find(name);
+  if (it == trainers().end()) throw UsageError(fmt::format("no trainer '{}' in this binary", name));
+  return it->second;
+}
+
 void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text) {
+  trainers()[cmd.get_name()] = TrainerTraits{text.uses_gpu};
   add_unsigned(cmd, "--actors", c.actors, text.actors_help, 1, text.max_actors);
   add_unsigned(cmd, text.budget_flag, c.budget, text.budget_help);
   add_real(cmd, "--max-seconds", c.max_seconds, "Wall-clock limit per repetition (0 = unlimited)", 0);
@@ -45,6 +59,7 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
     if (c.only_repetition) return;  // one repetition of a spread run: runs as itself
     SpreadRequest q;
     q.algo = cmd.get_name();
+    q.uses_gpu = trainer_traits(q.algo).uses_gpu;
     q.words = command_line();
     q.run_dir = c.run_dir;
     q.node_dir = c.node_dir;

@@ -28,12 +28,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/exit_status.h"
 #include "learner/remote_actors.h"
 
 namespace ringrl::app {
 
 inline constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
-inline constexpr int kInterruptedStatus = 130;            // a run ended by SIGINT/SIGTERM
 inline constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
 
 struct TrainRunCli {
@@ -56,9 +56,19 @@ struct TrainRunOptionText {
   std::uint32_t max_actors;     // --actors upper bound
   const char* config_default;   // "configs/pqt.json"
   const char* run_dir_default;  // "runs/pqt-<task>-<mode>-<time>"
+  bool uses_gpu = true;         // its learner runs on a GPU when there is one (GA: never)
 };
 
+/// Declares the shared options (see the contract) and registers the command's traits under
+/// its name, for the spread and tuning (which name no algorithm).
 void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionText& text);
+
+/// What a registered trainer (`train <name>`) can do.
+struct TrainerTraits {
+  bool uses_gpu = true;
+};
+/// The traits `train <name>` registered; throws UsageError for a name no command registered.
+const TrainerTraits& trainer_traits(const std::string& name);
 
 /// Under mpirun with one run across nodes (app/node_bridge.h): rank 0's view of the other
 /// ranks' actors, for the command's run settings (RunSettings::remote); else null.

@@ -20,7 +20,9 @@
 #include "app/cluster_jobs.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/runfiles/results_jsonl.h"
+#include "common/runfiles/run_files.h"
 #include "common/signals.h"
 #include "learner/devices.h"
 #include "learner/run_driver.h"
@@ -35,9 +37,6 @@ using nlohmann::json;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr const char* kRepDirPrefix = "rep-";
-constexpr const char* kConfigFile = "config.json";  // runfiles::kResolvedConfigName
-constexpr int kFailedStatus = 1;
-constexpr int kUsageStatus = 2;  // a worker rank of a job rank 0 refused (rank 0 says why)
 constexpr std::size_t kMaxLogLineChars = 300;
 
 // Options that take a value, and flags, that are the spread's own (not the repetitions').
@@ -97,7 +96,7 @@ bool one_run_across_nodes(const SpreadRequest& q) { return under_several_ranks()
 
 void refuse_several_ranks(const std::string& command) {
   if (!under_several_ranks()) return;
-  if (mpi::detect_launcher().rank_hint > 0) std::exit(kUsageStatus);  // every rank refuses; rank 0 says why
+  if (mpi::detect_launcher().rank_hint > 0) std::exit(kExitUsage);  // every rank refuses; rank 0 says why
   throw UsageError(fmt::format("{} under mpirun/srun: it runs in one process; start it without the launcher",
                                command));
 }
@@ -109,9 +108,9 @@ int run_spread(const SpreadRequest& q) {
   const fs::path run(run_dir);
   const fs::path results = run / runfiles::kResultsFileName;
 
-  // This process's slots: one per GPU (GA: CPU only), or --parallel CPU slots.
+  // This process's slots: one per GPU (for a trainer that uses one), or --parallel CPU slots.
   std::vector<std::string> devices;
-  const int gpus = q.algo == "ga" ? 0 : learner::cuda_device_count();
+  const int gpus = q.uses_gpu ? learner::cuda_device_count() : 0;
   if (gpus > 0) {
     const int n = std::min(gpus, q.parallel > 0 ? static_cast<int>(q.parallel) : gpus);
     for (int g = 0; g < n; ++g) devices.push_back(fmt::format("cuda:{}", g));
@@ -142,7 +141,7 @@ int run_spread(const SpreadRequest& q) {
     setup.fingerprint = mpi::fingerprint(settings);
     setup.check_on_rank0 = check_run_dir;
     cluster = open_cluster(*comm, setup);
-    if (comm->rank() != 0) return cluster.refused ? kUsageStatus : run_job_worker(*comm, setup, cluster.shared);
+    if (comm->rank() != 0) return cluster.refused ? kExitUsage : run_job_worker(*comm, setup, cluster.shared);
     runner = cluster.jobs.get();
     devices = cluster.jobs->devices();
     where = cluster.jobs->slot_names();
@@ -177,9 +176,9 @@ int run_spread(const SpreadRequest& q) {
       std::vector<std::string> args = words;
       args.insert(args.end(), {"--run-dir", dir.string(), "--only-repetition", std::to_string(rep)});
       if (devices[s] != "cpu") args.insert(args.end(), {"--set", "device=" + devices[s]});
-      slots[s] = Running{rep, runner->start(s, {args, dir, dir / kChildLogFile})};
+      slots[s] = Running{rep, runner->start(s, {args, dir, dir / runfiles::kLogFileName})};
       spdlog::info("train {}: repetition {} on {}{}; log {}", q.algo, rep, where[s],
-                   has_resumable_state(dir) ? " (resumed)" : "", (dir / kChildLogFile).string());
+                   has_resumable_state(dir) ? " (resumed)" : "", (dir / runfiles::kLogFileName).string());
     }
     bool any = false;
     for (const auto& s : slots) any |= s.has_value();
@@ -203,20 +202,20 @@ int run_spread(const SpreadRequest& q) {
       if (line && done.count(rep) == 0) {
         // The repetition's line and final model join the run directory.
         runfiles::append_json_line(results, *line);
-        const std::string model = learner::final_model_file_name(rep);
+        const std::string model = runfiles::final_model_file_name(rep);
         std::error_code ec;
         fs::copy_file(dir / model, run / model, fs::copy_options::overwrite_existing, ec);
         if (ec) spdlog::warn("train {}: copying {}: {}", q.algo, (dir / model).string(), ec.message());
-        if (!fs::exists(run / kConfigFile)) fs::copy_file(dir / kConfigFile, run / kConfigFile, ec);
+        if (!fs::exists(run / runfiles::kResolvedConfigName)) fs::copy_file(dir / runfiles::kResolvedConfigName, run / runfiles::kResolvedConfigName, ec);
         done.insert(rep);
         finished.push_back(*line);
         spdlog::info("train {}: repetition {} done ({} of {})", q.algo, rep, done.size(), q.repetitions);
-      } else if (!(forwarded && WIFEXITED(*st) && WEXITSTATUS(*st) == kInterruptedStatus)) {
+      } else if (!(forwarded && WIFEXITED(*st) && WEXITSTATUS(*st) == kExitInterrupted)) {
         failed = true;
         spdlog::error("train {}: repetition {} ended with {}: {} (log {})", q.algo, rep,
                       WIFEXITED(*st) ? fmt::format("status {}", WEXITSTATUS(*st))
                                      : fmt::format("signal {}", WTERMSIG(*st)),
-                      last_log_line(dir / kChildLogFile), (dir / kChildLogFile).string());
+                      last_log_line(dir / runfiles::kLogFileName), (dir / runfiles::kLogFileName).string());
       }
     }
   }
@@ -234,8 +233,8 @@ int run_spread(const SpreadRequest& q) {
   std::printf("train %s: %zu of %u repetition(s) done; results in %s\n", q.algo.c_str(), done.size(), q.repetitions,
               results.c_str());
   std::fflush(stdout);
-  if (forwarded || !pending.empty()) return kInterruptedStatus;
-  return failed ? kFailedStatus : 0;
+  if (forwarded || !pending.empty()) return kExitInterrupted;
+  return failed ? kExitFailure : 0;
 }
 
 }  // namespace ringrl::app

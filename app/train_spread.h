@@ -31,7 +31,8 @@
 namespace ringrl::app {
 
 struct SpreadRequest {
-  std::string algo;                // "pqt", "ga", "hiro"
+  std::string algo;                // the `train` subcommand: "pqt", "ga", "hiro"
+  bool uses_gpu = true;            // its TrainerTraits: one slot per GPU when there are GPUs
   std::vector<std::string> words;  // the command line after the executable, as given
   std::string run_dir;             // --run-dir (empty: a timestamped one)
   std::string node_dir;            // --node-dir (MPI ranks other than 0)

@@ -52,12 +52,15 @@
 #include "app/cluster_jobs.h"
 #include "app/ga_config.h"
 #include "app/pqt_config.h"
+#include "app/train_cli.h"
 #include "app/tune_grid.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/config.h"
 #include "common/runfiles/results_jsonl.h"
+#include "common/runfiles/run_files.h"
 #include "common/signals.h"
 #include "envs/bf/scorer.h"
 #include "learner/devices.h"
@@ -70,14 +73,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kTuningResultsFile = "tuning_results.txt";
-constexpr const char* kTuningSummaryFile = "tuning_summary.txt";
-constexpr const char* kSessionFile = "tune.json";
 constexpr const char* kTrialDirPrefix = "trial_";
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
-constexpr int kInterruptedStatus = 130;  // `train pqt` after SIGINT/SIGTERM; also ours
-constexpr int kFailedStatus = 1;
-constexpr int kUsageStatus = 2;  // a worker rank of a job rank 0 refused (rank 0 says why)
 constexpr std::size_t kMaxLogLineChars = 300;
 constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
@@ -150,7 +147,7 @@ json session_identity(const TuneSpace& space, const TuneSettings& s) {
 }
 
 void pin_session(const fs::path& run_dir, const json& identity) {
-  const fs::path file = run_dir / kSessionFile;
+  const fs::path file = run_dir / runfiles::kTuneSessionFileName;
   if (fs::exists(file)) {
     const json old = runfiles::load_config(file);
     for (const auto& [k, v] : identity.items())
@@ -245,7 +242,7 @@ class TuneSession {
     not_run_ = pending.size();
     add_earlier_trials();
     write_files();
-    return interrupted_ ? kInterruptedStatus : (failed_ ? kFailedStatus : 0);
+    return interrupted_ ? kExitInterrupted : (failed_ ? kExitFailure : 0);
   }
 
   const std::vector<TrialResult>& results() const { return results_; }
@@ -278,7 +275,7 @@ class TuneSession {
       run.device = job.device;
       run.actors = actors_;
       run.resume = false;  // the runner adds --resume where the run finds results or a checkpoint
-      job.log = dir / kChildLogFile;
+      job.log = dir / runfiles::kLogFileName;
       job.child = runner_.start(job.slot, {train_arguments(space_, job.hparams, s_, run), dir, job.log});
       spdlog::info("tune: trial {} [{}/{}] {}: {} on {}, {} repetition(s){}; log {}", job.trial, job.position + 1,
                    trials_.size(), format_hparams(job.hparams), run.task, where_[job.slot], run.repetitions,
@@ -378,8 +375,8 @@ class TuneSession {
   void write_files() const {
     std::string lines;
     for (const auto& r : results_) lines += trial_result_json(r, space_.name, space_.num_trials()).dump() + "\n";
-    runfiles::write_file_atomic(run_dir_ / kTuningResultsFile, lines);
-    runfiles::write_file_atomic(run_dir_ / kTuningSummaryFile, header() + format_summary_table(results_));
+    runfiles::write_file_atomic(run_dir_ / runfiles::kTuningResultsFileName, lines);
+    runfiles::write_file_atomic(run_dir_ / runfiles::kTuningSummaryFileName, header() + format_summary_table(results_));
   }
 
   TuneSpace space_;
@@ -441,7 +438,7 @@ int run_tune(const TuneCli& c) {
     for (const auto& task : s.task_cycle) resolved.push_back(preflight(space, t, space.trial_hparams(t), s, task).dump());
 
   std::vector<std::string> devices;
-  const int gpus = space.trainer == "pqt" ? learner::cuda_device_count() : 0;  // GA trials: CPU only
+  const int gpus = trainer_traits(space.trainer).uses_gpu ? learner::cuda_device_count() : 0;
   if (gpus > 0) {
     const std::size_t slots = std::min<std::size_t>(c.parallel.value_or(static_cast<std::uint32_t>(gpus)), gpus);
     if (c.parallel && *c.parallel > static_cast<std::uint32_t>(gpus))
@@ -468,7 +465,7 @@ int run_tune(const TuneCli& c) {
     setup.fingerprint = mpi::fingerprint(settings);
     setup.check_on_rank0 = [&] { pin_session(run_dir, session_identity(space, s)); };
     cluster = open_cluster(*comm, setup);
-    if (comm->rank() != 0) return cluster.refused ? kUsageStatus : run_job_worker(*comm, setup, cluster.shared);
+    if (comm->rank() != 0) return cluster.refused ? kExitUsage : run_job_worker(*comm, setup, cluster.shared);
     runner = cluster.jobs.get();
     devices = cluster.jobs->devices();
     where = cluster.jobs->slot_names();
@@ -483,8 +480,8 @@ int run_tune(const TuneCli& c) {
   if (cluster.jobs) cluster.jobs->finish();
   std::printf("%s%s", session.header().c_str(), format_summary_table(session.results()).c_str());
   if (session.not_run() > 0) std::printf("%zu selected trial(s) not run (interrupted)\n", session.not_run());
-  std::printf("tune: results in %s, table in %s\n", (fs::path(run_dir) / kTuningResultsFile).c_str(),
-              (fs::path(run_dir) / kTuningSummaryFile).c_str());
+  std::printf("tune: results in %s, table in %s\n", (fs::path(run_dir) / runfiles::kTuningResultsFileName).c_str(),
+              (fs::path(run_dir) / runfiles::kTuningSummaryFileName).c_str());
   std::fflush(stdout);
   return rc;
 }

@@ -56,7 +56,7 @@ std::pair<std::int64_t, double> timed(BenchClock clock, double seconds, std::int
 
 // Random actions, uniform in the action box, laid out back to back.
 std::vector<float> action_table(const envs::EnvSpec& spec, std::uint64_t seed) {
-  envs::Rng rng(seed ^ kActionStream);
+  Rng rng(seed ^ kActionStream);
   std::vector<float> table(static_cast<size_t>(kActionTableSize * spec.action_dim));
   for (int k = 0; k < kActionTableSize; ++k)
     for (int i = 0; i < spec.action_dim; ++i)

@@ -23,14 +23,9 @@
 #include <type_traits>
 #include <vector>
 
-namespace ringrl {
+#include "common/errors.h"
 
-/// Saved state that cannot be decoded: truncated, corrupted, foreign or from another version.
-/// A runtime failure (the CLI exits 1), never a usage error.
-class CorruptData : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace ringrl {
 
 /// Where a ByteWriter's bytes go.
 class ByteSink {

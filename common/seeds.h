@@ -3,7 +3,7 @@
 // A run has one base seed S. Repetition r trains a fresh model from S + r. The actor in slot i
 // samples from actor_seed(S, i): an affine map with prime strides, so different (S, i) pairs of
 // a realistic range give different seeds, and the generators hash their seeds (mix_seed, and
-// envs/env.h's Rng), so nearby seeds still give unrelated streams.
+// common/rng.h's Rng), so nearby seeds still give unrelated streams.
 // The numbers are part of a run's identity: changing them changes every run's trajectories.
 #pragma once
 

@@ -1,7 +1,6 @@
 #include "common/supervisor.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,11 +12,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/spawn.h"
+
 namespace ringrl {
 namespace {
 
 constexpr auto kReapPoll = std::chrono::milliseconds(5);
-constexpr int kExecFailedStatus = 127;
 
 }  // namespace
 
@@ -59,31 +59,15 @@ void Supervisor::start() {
 }
 
 void Supervisor::spawn(std::uint32_t slot) {
-  // Build argv before fork: the child of a multi-threaded process may only make
-  // async-signal-safe calls until exec.
-  std::vector<std::string> args = options_.args ? options_.args(slot) : std::vector<std::string>{};
-  std::vector<char*> argv;
-  argv.push_back(options_.executable.data());
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
+  SpawnOptions o;
+  o.executable = options_.executable;
+  if (options_.args) o.args = options_.args(slot);
+  o.death_signal = SIGKILL;
   ActorSlot& s = segment_.slot(slot);
   s.state.store(static_cast<std::uint32_t>(ActorState::kStarting), std::memory_order_relaxed);  // display only
   s.heartbeat_ns.store(steady_now_ns(), std::memory_order_relaxed);  // a timestamp: only its age is read
   s.incarnation.fetch_add(1, std::memory_order_relaxed);             // a counter read as a snapshot; guards no data
-
-  const pid_t pid = fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of actor process");
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) signal(sig, SIG_DFL);
-    execv(options_.executable.c_str(), argv.data());
-    _exit(kExecFailedStatus);
-  }
+  const pid_t pid = spawn_process(o);
   Child& c = children_[slot];
   c.pid = pid;
   c.started_at = std::chrono::steady_clock::now();

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "common/rng.h"
+
 namespace ringrl::envs {
 
 /// Non-owning view of `size` contiguous elements (C++17 has no std::span).
@@ -51,40 +53,6 @@ class Span {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
-};
-
-/// Small deterministic generator (splitmix64) with its own uniform and normal transforms, so
-/// that a seed gives the same numbers with any standard library. Not thread-safe; one per env.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) noexcept : state_(seed) {}
-
-  /// Next 64 random bits.
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state_ += kGolden);
-    z = (z ^ (z >> 30)) * kMix1;
-    z = (z ^ (z >> 27)) * kMix2;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, 1) with 53 random bits.
-  double uniform01() noexcept { return static_cast<double>(next() >> kDropBits) * kUnit53; }
-  /// Uniform in [lo, hi).
-  double uniform(double lo, double hi) noexcept { return lo + (hi - lo) * uniform01(); }
-  /// Standard normal N(0, 1) (Box-Muller; the second value is discarded to keep no state).
-  double normal() noexcept {
-    const double u1 = 1.0 - uniform01();  // (0, 1]: log is finite
-    const double u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-  }
-
- private:
-  static constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-  static constexpr std::uint64_t kMix1 = 0xBF58476D1CE4E5B9ULL;
-  static constexpr std::uint64_t kMix2 = 0x94D049BB133111EBULL;
-  static constexpr int kDropBits = 11;                         // 64 - 53
-  static constexpr double kUnit53 = 1.0 / 9007199254740992.0;  // 2^-53
-  static constexpr double kTwoPi = 6.283185307179586;
-  std::uint64_t state_;
 };
 
 /// Axis-aligned box [low[i], high[i]] per dimension. low == high means a constant.

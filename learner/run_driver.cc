@@ -19,6 +19,7 @@
 #include "common/runfiles/metrics_csv.h"
 #include "common/runfiles/progress.h"
 #include "common/runfiles/results_jsonl.h"
+#include "common/runfiles/run_files.h"
 #include "common/runfiles/tb_events.h"
 #include "common/seeds.h"
 #include "common/signals.h"
@@ -74,7 +75,6 @@ void write_state(const fs::path& path, const Algorithm& algo, const nlohmann::js
 
 }  // namespace
 
-std::string final_model_file_name(std::uint32_t rep) { return fmt::format("model-rep{}.ckpt", rep); }
 
 void RunSettings::validate() const {
   if (run_dir.empty()) throw UsageError("run directory is empty: expected --run-dir DIR");
@@ -97,7 +97,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   const fs::path run_dir(o.run_dir);
   fs::create_directories(run_dir);
   const fs::path results_path = run_dir / runfiles::kResultsFileName;
-  const fs::path checkpoint_path = run_dir / kCheckpointFileName;
+  const fs::path checkpoint_path = run_dir / runfiles::kCheckpointFileName;
   const std::string budget_key = algo.budget_key();
   nlohmann::json identity = o.identity;
   identity["max_global_repetitions"] = o.repetitions;
@@ -222,13 +222,13 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     gethostname(host, sizeof host - 1);
     nodes["learner_host"] = host;
     for (const RemoteNodeStats& n : o.remote->stats()) nodes["actor_nodes"].push_back(n.name);
-    runfiles::write_file_atomic(run_dir / "nodes.json", nodes.dump(2) + "\n");
+    runfiles::write_file_atomic(run_dir / runfiles::kNodesFileName, nodes.dump(2) + "\n");
   }
   std::vector<std::string> columns = algo.metric_columns();
   const std::size_t algo_columns = columns.size();
   for (std::uint32_t k = 0; k < remote_nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k + 1));
   std::vector<std::uint64_t> node_records_at_metrics(remote_nodes, 0);
-  runfiles::MetricsCsv metrics(run_dir / "metrics.csv", columns);
+  runfiles::MetricsCsv metrics(run_dir / runfiles::kMetricsFileName, columns);
   runfiles::TbWriter tb(run_dir);
   runfiles::ProgressOptions po;
   po.prefix = "train";
@@ -450,7 +450,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     }
     // The repetition is done: keep its final model, record its result, drop the checkpoint.
     const double seconds = rep_seconds();
-    write_state(run_dir / final_model_file_name(rep), algo, run_meta(true));
+    write_state(run_dir / runfiles::final_model_file_name(rep), algo, run_meta(true));
     nlohmann::json line = algo.result();
     for (const auto& [k, v] : identity.items()) line[k] = v;
     line["global_rep"] = rep;
@@ -467,7 +467,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     budget_of_done_reps += algo.budget_used();
     progress.finish();
     spdlog::info("train: repetition {}/{}: {}; final model {}", rep + 1, o.repetitions, algo.describe_result(),
-                 (run_dir / final_model_file_name(rep)).string());
+                 (run_dir / runfiles::final_model_file_name(rep)).string());
   }
   progress.finish();
   summary.budget = budget_now();

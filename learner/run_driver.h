@@ -196,10 +196,6 @@ struct DriverSummary {
   bool already_done = false;  // --resume of a run whose repetitions are all done
 };
 
-/// File names inside a run directory.
-inline constexpr const char* kCheckpointFileName = "checkpoint.bin";
-/// The final model of repetition `rep`: a checkpoint file of the same format.
-std::string final_model_file_name(std::uint32_t rep);
 
 /// Runs the whole training (see the file comment).
 DriverSummary run_training(Algorithm& algorithm, const DriverOptions& options);

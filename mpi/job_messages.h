@@ -28,10 +28,9 @@
 #include <string_view>
 #include <vector>
 
-namespace ringrl::mpi {
+#include "mpi/tags.h"
 
-/// MPI tags of the job protocol.
-enum JobTag : int { kHello = 101, kWelcome = 102, kStart = 103, kExit = 104, kSignal = 105, kFinish = 106 };
+namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kJobMagic = 0x424f4a52;  // "RJOB"
 inline constexpr std::uint16_t kJobProtocolVersion = 1;

@@ -36,11 +36,9 @@
 #include "common/spsc_ring.h"
 #include "mpi/comm.h"
 #include "mpi/record_batch.h"
+#include "mpi/tags.h"
 
 namespace ringrl::mpi {
-
-/// MPI tags of the record link (apart from the job protocol's).
-enum LinkTag : int { kRecordBatch = 201, kRecordCredit = 202 };
 
 struct ForwarderOptions {
   int learner_rank = 0;

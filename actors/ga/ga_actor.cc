@@ -10,6 +10,7 @@
 #include "common/backoff.h"
 #include "common/blob_layout.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/ga/request_layout.h"
 #include "common/records.h"
 #include "common/signals.h"
@@ -58,7 +59,7 @@ int run_ga_actor(const GaActorOptions& o) {
     const float* payload = blob_payload(blob, layout, &error);
     if (payload == nullptr || !read_ga_request(payload, layout, &genomes, &error)) {
       spdlog::error("GA actor {}: {}", o.slot, error);
-      return kExitBadRequest;
+      return kExitActorRefused;
     }
     const std::uint64_t version = rt.weights_version();
     std::uint64_t pushed = 0;

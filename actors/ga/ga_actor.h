@@ -3,7 +3,7 @@
 // One call of run_ga_actor() is the whole life of an actor process (single-threaded). Loop:
 // take the newest request blob (common/ga/request_layout.h; one whose fingerprint is not this
 // actor's population x genome length is refused with one log line and exit status
-// kExitBadRequest); score the rows j with j % actors == its place (slot, or run_slot) on the task (envs/bf, paper
+// kExitActorRefused); score the rows j with j % actors == its place (slot, or run_slot) on the task (envs/bf, paper
 // variant, max_code_length = genome length); push one GaFitness record per row, waiting while
 // the ring is full (back-pressure, never dropping); flush; then wait, with heartbeats, for
 // the next request. It stops when the learner sets the run's stop flag or the process gets
@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_status.h"
 #include "common/ga/fitness_record.h"
 #include "envs/bf/scorer.h"
 
 namespace ringrl::actors {
 
 /// Exit status of an actor handed a request blob of another layout.
-inline constexpr int kExitBadRequest = 4;
 
 struct GaActorOptions {
   std::string segment;       // run segment name

@@ -13,9 +13,11 @@
 #include "common/actor_runtime.h"
 #include "common/backoff.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/hiro/eval_record.h"
 #include "common/hiro/transition_record.h"
 #include "common/runfiles/atomic_file.h"
+#include "common/runfiles/run_files.h"
 #include "common/seeds.h"
 #include "common/signals.h"
 #include "envs/maze/trajectory.h"
@@ -31,7 +33,6 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(100);  // per wait; heartb
 constexpr std::uint64_t kNoiseStream = 0x6e6f697365ULL;      // "noise": the exploration stream
 constexpr std::uint64_t kEvalStream = 0x6576616cULL;         // "eval": evaluation episode seeds
 constexpr int kTimingWarmupSteps = 50;                       // untimed steps before measuring
-constexpr const char* kEvalTrajectoryFile = "eval_trajectory.csv";
 
 float clip(float v, float lo, float hi) noexcept { return std::min(std::max(v, lo), hi); }
 
@@ -115,7 +116,7 @@ bool load_first(ActorRuntime& rt, HiroCollector& c, std::vector<std::byte>& blob
   std::string error;
   if (!c.nets().load(blob, &error)) {
     spdlog::error("hiro actor {}: {}", slot, error);
-    *status = kExitBadBlob;
+    *status = kExitActorRefused;
     return false;
   }
   return true;
@@ -195,7 +196,7 @@ bool HiroCollector::run_episode(std::uint64_t key, RecordSink& sink) {
   std::vector<float> s_start(O), g_start(K), states(static_cast<std::size_t>(c_) * O),
       actions(static_cast<std::size_t>(c_) * A), rewards(static_cast<std::size_t>(c_));
   env_->reset(mix_seed(o_.seed, key), envs::Span<float>(s));
-  noise_ = envs::Rng(mix_seed(mix_seed(o_.seed, kNoiseStream), key));
+  noise_ = Rng(mix_seed(mix_seed(o_.seed, kNoiseStream), key));
   if (o_.fixed_target) env_->set_context(envs::Span<const float>(spec.task.primary_target()));
   const envs::Span<const float> ctx = env_->context();
   std::copy(ctx.begin(), ctx.end(), G.begin());
@@ -335,7 +336,7 @@ int run_hiro_actor(const HiroActorOptions& o) {
     if (!collector.run_episode(key, sink)) break;
   }
   rt.ring().flush();
-  return sink.bad_blob() ? kExitBadBlob : 0;
+  return sink.bad_blob() ? kExitActorRefused : 0;
 }
 
 int run_hiro_evaluator(const HiroActorOptions& o) {
@@ -363,7 +364,7 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
       std::string error;
       if (!collector.nets().load(blob, &error)) {
         spdlog::error("hiro evaluator {}: {}", o.slot, error);
-        return kExitBadBlob;
+        return kExitActorRefused;
       }
     }
     const std::uint64_t version = rt.weights_version();
@@ -388,7 +389,7 @@ int run_hiro_evaluator(const HiroActorOptions& o) {
       rt.heartbeat();
     }
     rec.mean_final_distance = distance_sum / rec.episodes;
-    if (!o.run_dir.empty()) runfiles::write_file_atomic(fs::path(o.run_dir) / kEvalTrajectoryFile, csv.str());
+    if (!o.run_dir.empty()) runfiles::write_file_atomic(fs::path(o.run_dir) / runfiles::kEvalTrajectoryFileName, csv.str());
     std::byte* dst = rt.ring().try_reserve(sizeof rec);
     while (dst == nullptr) {
       if (wait_until([&] { return (dst = rt.ring().try_reserve(sizeof rec)) != nullptr; }, rt.stop_flag(),

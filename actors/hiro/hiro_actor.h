@@ -31,7 +31,7 @@
 // back as one kRecordHiroEval record, the trajectories to RUN_DIR/eval_trajectory.csv.
 //
 // Weights: every blob is checked (common/hiro/actor_blob.h) before use; a blob of another
-// shape or layout version is refused with one log line and exit status kExitBadBlob.
+// shape or layout version is refused with one log line and exit status kExitActorRefused.
 //
 // Pacing: the learner's rate limiter decides the update ratio. Each collector also keeps its
 // pushes within throttle_slack env steps of its fair share of the steps the learner has taken
@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "actors/hiro/mlp.h"
+#include "common/exit_status.h"
 #include "common/hiro/goal_space.h"
 #include "common/records.h"
 #include "envs/env.h"
@@ -57,7 +58,6 @@
 namespace ringrl::actors {
 
 /// Exit status of an actor that was handed a blob of another layout.
-inline constexpr int kExitBadBlob = 4;
 
 /// Which goal a transition at a decision boundary stores as g' (§7.1).
 enum class NextGoal { kEmitted, kTransition };
@@ -149,7 +149,7 @@ class HiroCollector {
   std::unique_ptr<envs::Env> env_;
   hiro::GoalSpace goal_space_;
   ActorNets nets_;
-  envs::Rng noise_;
+  Rng noise_;
   int obs_ = 0, act_ = 0, k_ = 0, ctx_ = 0, c_ = 0;
   std::vector<float> meta_in_, low_in_;  // network inputs
 };

@@ -45,13 +45,12 @@
 
 #include "common/errors.h"
 #include "common/parse_number.h"
+#include "common/runfiles/run_files.h"
 
 namespace ringrl::runfiles {
 
 using Config = nlohmann::json;
 
-/// File name of the resolved configuration inside a run directory.
-inline constexpr const char* kResolvedConfigName = "config.json";
 /// Top-level key that holds named presets.
 inline constexpr const char* kPresetsKey = "presets";
 

@@ -27,10 +27,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/runfiles/run_files.h"
+
 namespace ringrl::runfiles {
 
-inline constexpr const char* kResultsFileName = "results.jsonl";
-inline constexpr const char* kSolutionsFileName = "solutions.txt";
 inline constexpr const char* kRepetitionKey = "global_rep";
 
 void append_json_line(const std::filesystem::path& file, const nlohmann::json& record);

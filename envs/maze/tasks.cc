@@ -46,6 +46,14 @@ TaskSpec point_maze_task() {
                    /*primary=*/2);
 }
 
+TaskMode parse_task_mode(const std::string& word, const std::string& what) {
+  if (word == task_mode_name(TaskMode::kSingle)) return TaskMode::kSingle;
+  if (word == task_mode_name(TaskMode::kMulti)) return TaskMode::kMulti;
+  throw UsageError(what + " '" + word + "': expected single or multi");
+}
+
+const char* task_mode_name(TaskMode mode) noexcept { return mode == TaskMode::kSingle ? "single" : "multi"; }
+
 TaskSpec task_for(MazeKind kind, double scale, TaskMode mode) {
   const bool ant_scale = scale == kAntScale;
   switch (kind) {

@@ -4,6 +4,8 @@
 // Pure functions returning immutable TaskSpec values; safe from any thread.
 #pragma once
 
+#include <string>
+
 #include "envs/env.h"
 #include "envs/maze/layout.h"
 
@@ -12,6 +14,12 @@ namespace ringrl::envs::maze {
 /// Training target of Push/Fall: fixed at the eval target (`*_single`, the paper's setting)
 /// or uniform over a box (`*_multi`). AntMaze and PointMaze always train on uniform targets.
 enum class TaskMode { kSingle, kMulti };
+
+/// "single" -> kSingle, "multi" -> kMulti; anything else throws UsageError naming `what` and
+/// the value (the one parser of the word: CLI, configs, Python).
+TaskMode parse_task_mode(const std::string& word, const std::string& what);
+/// The word parse_task_mode reads.
+const char* task_mode_name(TaskMode mode) noexcept;
 
 /// Success iff the final-step task distance is below this (§10.6).
 inline constexpr float kSuccessThreshold = 5.0f;

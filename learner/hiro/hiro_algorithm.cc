@@ -14,6 +14,7 @@
 #include "common/hiro/eval_record.h"
 #include "common/records.h"
 #include "common/run_segment.h"
+#include "common/runfiles/run_files.h"
 #include "common/seeds.h"
 #include "learner/td3/fifo_replay.h"
 #include "learner/threads.h"
@@ -166,7 +167,7 @@ class HiroAlgorithm final : public Algorithm {
   // the latest). A resumed run may repeat the evaluation of the steps redone after its last
   // checkpoint: readers keep the last row of each (repetition, env_steps).
   void append_eval_row(const hiro::HiroEvalRecord& e) const {
-    const std::filesystem::path path = std::filesystem::path(o_.run_dir) / "evals.csv";
+    const std::filesystem::path path = std::filesystem::path(o_.run_dir) / runfiles::kEvalsFileName;
     const bool fresh = !std::filesystem::exists(path);
     std::ofstream out(path, std::ios::app);
     if (fresh) out << "repetition,env_steps,success,successes,episodes,mean_final_distance\n";

@@ -20,7 +20,6 @@ using td3::FifoReplay;
 using td3::Td3Agent;
 using td3::Td3Batch;
 using td3::Td3Options;
-using td3::Td3Rng;
 using td3::Td3Stats;
 
 namespace {
@@ -224,7 +223,7 @@ struct HiroLearner::Impl {
   FifoReplay high_replay;
   std::optional<DeviceRows> low_rows, high_rows;  // device_replay
   Relabeller relabeller;
-  Td3Rng rng;
+  Rng rng;
   std::vector<float> row;  // staging for one decoded record
 };
 

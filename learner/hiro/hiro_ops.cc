@@ -5,7 +5,6 @@
 namespace ringrl::hiro {
 
 using td3::Td3Batch;
-using td3::Td3Rng;
 
 RelabelStrategy parse_relabel_strategy(const std::string& name) {
   if (name == "sample") return RelabelStrategy::kSample;
@@ -96,7 +95,7 @@ torch::Tensor LowPolicy::operator()(const torch::Tensor& a, const torch::Tensor&
   return on_rows_(a.index_select(0, ia) + b.index_select(0, ib));
 }
 
-torch::Tensor Relabeller::normals(std::int64_t rows, std::int64_t n, Td3Rng& rng) const {
+torch::Tensor Relabeller::normals(std::int64_t rows, std::int64_t n, Rng& rng) const {
   auto host = torch::empty({rows, n, goal_dim_}, torch::kFloat);
   float* p = host.data_ptr<float>();
   for (std::int64_t i = 0; i < host.numel(); ++i) p[i] = static_cast<float>(rng.normal());
@@ -123,7 +122,7 @@ torch::Tensor Relabeller::score(const RelabelBatch& batch, const torch::Tensor& 
   return -err.pow(2).sum({2, 3});
 }
 
-RelabelResult Relabeller::relabel(const RelabelBatch& batch, const LowPolicy& policy, Td3Rng& rng) const {
+RelabelResult Relabeller::relabel(const RelabelBatch& batch, const LowPolicy& policy, Rng& rng) const {
   torch::NoGradGuard no_grad;
   RelabelResult r;
   const std::int64_t B = batch.g.size(0);

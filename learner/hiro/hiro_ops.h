@@ -21,7 +21,7 @@
 //       The first maximum wins. One [B*K*c, obs+k] forward pass, no gradients.
 //     fun:  one draw N(delta, (0.1 x half-range)^2) per dim, not clipped (§9.2).
 //     none: the stored g_t (§9.3).
-//   Gaussian draws come from the caller's Td3Rng on the host, row-major over
+//   Gaussian draws come from the caller's Rng on the host, row-major over
 //   [batch row][candidate][goal dim], so a seed fixes the candidates on every device.
 // * One thread uses an instance; tensors live on the Relabeller's device.
 #pragma once
@@ -36,7 +36,7 @@
 
 #include "common/hiro/goal_space.h"
 #include "common/hiro/transition_record.h"
-#include "learner/td3/rng.h"
+#include "common/rng.h"
 #include "learner/td3/td3.h"
 
 namespace ringrl::hiro {
@@ -119,7 +119,7 @@ class Relabeller {
   Relabeller(RelabelStrategy strategy, const hiro::GoalSpace& goals, const std::vector<float>& action_low,
              const std::vector<float>& action_high, torch::Device device);
 
-  RelabelResult relabel(const RelabelBatch& batch, const LowPolicy& policy, td3::Td3Rng& rng) const;
+  RelabelResult relabel(const RelabelBatch& batch, const LowPolicy& policy, Rng& rng) const;
 
   /// Scores of given candidates [B, K, k] (no clipping here): [B, K].
   torch::Tensor score(const RelabelBatch& batch, const torch::Tensor& candidates, const LowPolicy& policy) const;
@@ -128,7 +128,7 @@ class Relabeller {
 
  private:
   // Host N(0,1) draws [B, n, k] on the device.
-  torch::Tensor normals(std::int64_t rows, std::int64_t n, td3::Td3Rng& rng) const;
+  torch::Tensor normals(std::int64_t rows, std::int64_t n, Rng& rng) const;
 
   RelabelStrategy strategy_;
   int goal_dim_;

@@ -30,7 +30,7 @@ void FifoReplay::add(const float* row) {
   ++added_;
 }
 
-void FifoReplay::sample(Td3Rng& rng, int n, std::int64_t* slots) const noexcept {
+void FifoReplay::sample(Rng& rng, int n, std::int64_t* slots) const noexcept {
   for (int i = 0; i < n; ++i) slots[i] = static_cast<std::int64_t>(rng.below(size_));
 }
 

@@ -5,7 +5,7 @@
 // * Rows are row_floats() floats each (the HIRO record float blocks are rows as they are).
 //   add() writes slot added() % capacity(), overwriting the oldest row once full. Memory grows
 //   with the rows held, up to capacity() x row_floats() floats.
-// * sample() draws slots uniformly from [0, size()) with the caller's Td3Rng; gather() copies
+// * sample() draws slots uniformly from [0, size()) with the caller's Rng; gather() copies
 //   rows by slot into a caller buffer (e.g. pinned host staging for the device).
 // * save()/load() code the rows, the write position and the add count with ByteWriter /
 //   ByteReader, streaming. load() requires the same capacity and row width as this buffer
@@ -19,7 +19,7 @@
 
 #include "common/byte_codec.h"
 #include "learner/td3/defaults.h"
-#include "learner/td3/rng.h"
+#include "common/rng.h"
 
 namespace ringrl::td3 {
 
@@ -45,7 +45,7 @@ class FifoReplay {
   }
 
   /// Writes `n` slots drawn uniformly with replacement. Precondition: !empty().
-  void sample(Td3Rng& rng, int n, std::int64_t* slots) const noexcept;
+  void sample(Rng& rng, int n, std::int64_t* slots) const noexcept;
   /// Copies the rows of `n` slots into `dst` (n x row_floats() floats, row-major).
   void gather(const std::int64_t* slots, int n, float* dst) const noexcept;
 

@@ -24,7 +24,7 @@ torch::Tensor input_mask(int input_dim, int masked) {
 }
 
 // Weights U(-bound, bound) from the host stream (device-independent), bias 0.
-void init_linear(torch::nn::Linear& layer, double bound, Td3Rng& rng) {
+void init_linear(torch::nn::Linear& layer, double bound, Rng& rng) {
   torch::NoGradGuard no_grad;
   auto w = torch::empty(layer->weight.sizes(), torch::kFloat);
   float* p = w.data_ptr<float>();
@@ -33,7 +33,7 @@ void init_linear(torch::nn::Linear& layer, double bound, Td3Rng& rng) {
   layer->bias.zero_();
 }
 
-void init_mlp(torch::nn::Linear& fc1, torch::nn::Linear& fc2, torch::nn::Linear& out, Td3Rng& rng) {
+void init_mlp(torch::nn::Linear& fc1, torch::nn::Linear& fc2, torch::nn::Linear& out, Rng& rng) {
   init_linear(fc1, 1.0 / std::sqrt(static_cast<double>(fc1->weight.size(1))), rng);
   init_linear(fc2, 1.0 / std::sqrt(static_cast<double>(fc2->weight.size(1))), rng);
   init_linear(out, kOutputInitRange, rng);

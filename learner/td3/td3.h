@@ -9,7 +9,7 @@
 //   both critics (ZERO_OBS: 2 for the hiro_orig low level, else 0). Hidden weights
 //   U(+-1/sqrt(fan_in)), output weights U(+-0.003), every bias 0; targets are hard copies.
 // * update(batch) (§5), with counter = updates already taken (from 0):
-//     eps ~ N(0,1) [B x act] from the agent's Td3Rng, noise = clip(sigma * eps, -c, c), one
+//     eps ~ N(0,1) [B x act] from the agent's Rng, noise = clip(sigma * eps, -c, c), one
 //     sample for both target critics; a' = mu_targ(x') + noise, NOT clipped to the box;
 //     y = r + gamma * min(Q1_targ(x', a'), Q2_targ(x', a')) (no terminal masking);
 //     critic loss = mean over the 2B Huber(1) terms; one Adam step on both critics;
@@ -28,7 +28,7 @@
 //   They differ where sqrt(v) is not far above eps: early steps and small gradients.
 // * Device: every tensor the agent owns lives on the device given at construction; batches
 //   must be there too. update() returns its losses as device tensors (no host sync).
-// * save()/load(): networks, targets, both Adam states, the counter and the Td3Rng, through
+// * save()/load(): networks, targets, both Adam states, the counter and the Rng, through
 //   ByteWriter / ByteReader; load() into an agent built with the same options gives
 //   bit-identical later updates. A checkpoint of another shape throws CorruptData.
 // * Kernel: kEager runs the update through torch modules, autograd and torch::optim::Adam (any
@@ -61,7 +61,7 @@
 #include "common/byte_codec.h"
 #include "learner/profile.h"
 #include "learner/td3/defaults.h"
-#include "learner/td3/rng.h"
+#include "common/rng.h"
 #include "learner/task_arena.h"
 
 namespace ringrl::td3 {
@@ -106,7 +106,7 @@ struct Td3Options {
   int update_period = kDefaultUpdatePeriod;            // >= 1
   double target_noise = kDefaultTargetNoise;           // >= 0
   double target_noise_clip = kDefaultTargetNoiseClip;  // >= 0
-  std::uint64_t seed = 0;                              // initial weights and the agent's Td3Rng
+  std::uint64_t seed = 0;                              // initial weights and the agent's Rng
   Td3Kernel kernel = Td3Kernel::kAuto;
   CudaGraphs cuda_graphs = CudaGraphs::kAuto;
   AdamForm adam_form = AdamForm::kTensorFlow;  // §3: TF's Adam
@@ -178,11 +178,11 @@ class Td3Agent {
   Td3Agent(const Td3Agent&) = delete;
   Td3Agent& operator=(const Td3Agent&) = delete;
 
-  /// One TD3 update (file comment) with smoothing noise from the agent's Td3Rng; phases go to
+  /// One TD3 update (file comment) with smoothing noise from the agent's Rng; phases go to
   /// `profiler` when it is not null.
   Td3Stats update(const Td3Batch& batch, learner::PhaseProfiler* profiler = nullptr);
   /// The same with the standard-normal draws `eps` [B, action_dim] given (tests); an
-  /// undefined `eps` draws them from the agent's Td3Rng.
+  /// undefined `eps` draws them from the agent's Rng.
   Td3Stats update(const Td3Batch& batch, const torch::Tensor& eps, learner::PhaseProfiler* profiler = nullptr);
 
   /// y = r + gamma * min(Q1_targ, Q2_targ)(x', mu_targ(x') + clip(sigma * eps, -c, c)), no grad.
@@ -207,7 +207,7 @@ class Td3Agent {
   /// theta_targ <- (1 - tau) theta_targ + tau theta for the actor and both critics (the eager
   /// and graph kernels' target phase).
   void soft_update();
-  /// Standard-normal draws [rows, action_dim] from the agent's Td3Rng, on the device.
+  /// Standard-normal draws [rows, action_dim] from the agent's Rng, on the device.
   torch::Tensor draw_normal(std::int64_t rows);
 
   Actor& actor() noexcept { return actor_; }
@@ -225,7 +225,7 @@ class Td3Agent {
   std::int64_t counter() const noexcept { return counter_; }
   const Td3Options& options() const noexcept { return options_; }
   torch::Device device() const noexcept { return device_; }
-  Td3Rng& rng() noexcept { return rng_; }
+  Rng& rng() noexcept { return rng_; }
   /// The fused kernel's threads (unused by the eager kernel).
   TaskArena& arena() noexcept { return *arena_; }
 
@@ -235,7 +235,7 @@ class Td3Agent {
  private:
   Td3Options options_;
   torch::Device device_;
-  Td3Rng rng_;
+  Rng rng_;
   std::shared_ptr<TaskArena> arena_;
   Actor actor_{nullptr}, actor_target_{nullptr};
   Critic critic1_{nullptr}, critic2_{nullptr}, critic1_target_{nullptr}, critic2_target_{nullptr};

@@ -15,7 +15,7 @@
 //   between updates enters a graph.
 // * Inputs: critic_step() copies the batch into the phase buffers (device to device) and the
 //   smoothing draws `eps` from the host (one blocking copy of B x act floats per update: the
-//   draws come from the agent's Td3Rng, so the random stream is the one the CPU kernels use);
+//   draws come from the agent's Rng, so the random stream is the one the CPU kernels use);
 //   actor_step() uses the x of the last critic_step(). A batch of another size reallocates
 //   the buffers and drops the captured graphs (they are captured again).
 // * Capture: with `capture` (a CUDA device), each phase runs directly for its first

@@ -47,7 +47,7 @@ class Checkpoint:
 
 
 def _config_next_to(path: pathlib.Path) -> dict[str, Any] | None:
-    f = path.parent / "config.json"
+    f = path.parent / _ringrl.run_files["config"]
     return json.loads(f.read_text()) if f.is_file() else None
 
 

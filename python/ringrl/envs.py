@@ -61,11 +61,9 @@ def _spaces(spec: dict) -> tuple[spaces.Box, spaces.Box]:
 
 
 def _as_actions(actions: Any) -> np.ndarray:
-    """Arrays pass as they are (the C++ checks dtype, shape, finiteness); other sequences are
-    converted to float32."""
-    if isinstance(actions, np.ndarray):
-        return np.ascontiguousarray(actions) if actions.dtype == np.float32 else actions
-    return np.asarray(actions, dtype=np.float32)
+    """Arrays pass as they are (the C++ converts any real dtype and checks shape and
+    finiteness); other sequences become arrays."""
+    return actions if isinstance(actions, np.ndarray) else np.asarray(actions)
 
 
 class MazeEnv(gym.Env):
@@ -116,11 +114,9 @@ class MazeEnv(gym.Env):
         return obs, reward, terminated, truncated, info
 
     def _info(self, obs: np.ndarray, t: int) -> dict:
-        target = np.asarray(self._env.context, dtype=np.float32)
-        idx = self.spec_dict["goal_indices"]
-        distance = float(np.sqrt(np.sum((obs[idx] - target) ** 2, dtype=np.float32)))
-        return {"target": target, "distance": distance,
-                "success": distance < self.spec_dict["success_threshold"], "t": t}
+        distance, success = self._env.status()  # the task's own distance and threshold, in C++
+        return {"target": np.asarray(self._env.context, dtype=np.float32), "distance": distance,
+                "success": success, "t": t}
 
     @property
     def target(self) -> np.ndarray:

@@ -25,7 +25,11 @@ from typing import Any
 
 import numpy as np
 
-_MODEL_FILE = re.compile(r"^model-rep(\d+)\.ckpt$")
+from ringrl import _ringrl
+
+_FILES = _ringrl.run_files  # the run directory's file names, as the C++ side writes them
+_MODEL_FILE = re.compile(
+    "^" + re.escape(_FILES["final_model_prefix"]) + r"(\d+)" + re.escape(_FILES["final_model_suffix"]) + "$")
 
 
 class Columns(dict):
@@ -85,8 +89,8 @@ class Run:
         self.path = pathlib.Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"run directory '{self.path}' does not exist")
-        if not (self.path / "config.json").is_file():
-            raise ValueError(f"'{self.path}' is not a run directory: it has no config.json")
+        if not (self.path / _FILES["config"]).is_file():
+            raise ValueError(f"'{self.path}' is not a run directory: it has no {_FILES['config']}")
         self._cache: dict[str, Any] = {}
 
     def _get(self, key, load):
@@ -97,30 +101,30 @@ class Run:
     @property
     def config(self) -> dict[str, Any]:
         """config.json: the fully resolved config."""
-        return self._get("config", lambda: json.loads((self.path / "config.json").read_text()))
+        return self._get("config", lambda: json.loads((self.path / _FILES["config"]).read_text()))
 
     @property
     def metrics(self) -> Columns:
         """metrics.csv as NumPy columns (empty Columns when the file is absent)."""
-        f = self.path / "metrics.csv"
+        f = self.path / _FILES["metrics"]
         return self._get("metrics", lambda: read_csv(f) if f.exists() else Columns())
 
     @property
     def results(self) -> list[dict[str, Any]]:
         """results.jsonl: one object per finished repetition."""
-        f = self.path / "results.jsonl"
+        f = self.path / _FILES["results"]
         return self._get("results", lambda: read_jsonl(f) if f.exists() else [])
 
     @property
     def solutions(self) -> list[dict[str, Any]]:
         """solutions.txt (PQT): {"code", "reward", "npe"} per logged program."""
-        f = self.path / "solutions.txt"
+        f = self.path / _FILES["solutions"]
         return self._get("solutions", lambda: read_jsonl(f) if f.exists() else [])
 
     @property
     def evals(self) -> Columns | None:
         """evals.csv (HIRO) as NumPy columns, the last row of each (repetition, env_steps)."""
-        f = self.path / "evals.csv"
+        f = self.path / _FILES["evals"]
         return self._get(
             "evals", lambda: _last_per_key(read_csv(f), ("repetition", "env_steps")) if f.exists() else None)
 
@@ -128,7 +132,7 @@ class Run:
     def checkpoints(self) -> list[pathlib.Path]:
         """checkpoint.bin (if present), then model-rep<R>.ckpt by R."""
         models = sorted((int(m.group(1)), p) for p in self.path.iterdir() if (m := _MODEL_FILE.match(p.name)))
-        first = [self.path / "checkpoint.bin"] if (self.path / "checkpoint.bin").exists() else []
+        first = [self.path / _FILES["checkpoint"]] if (self.path / _FILES["checkpoint"]).exists() else []
         return first + [p for _, p in models]
 
     def dataframe(self, name: str = "metrics"):

@@ -278,7 +278,7 @@ nb::dict policy_file(const std::string& path) {
   const hiro::PolicyInfo& i = f.info;
   nb::dict out;
   out["env"] = i.env;
-  out["task"] = i.multi_target ? "multi" : "single";
+  out["task"] = envs::maze::task_mode_name(i.multi_target ? envs::maze::TaskMode::kMulti : envs::maze::TaskMode::kSingle);
   out["compact"] = i.compact;
   out["observe_block"] = i.observe_block;
   out["max_step"] = i.kinematic_max_step;

@@ -24,15 +24,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "common/errors.h"
 #include "common/hiro/goal_space.h"
 #include "envs/env.h"
 #include "envs/maze/factory.h"
 #include "envs/maze/render.h"
+#include "envs/vector_env.h"
 #include "python/src/module.h"
 
 namespace ringrl::python {
@@ -42,31 +40,14 @@ namespace nb = nanobind;
 namespace maze = envs::maze;
 using namespace nb::literals;
 
-constexpr std::uint64_t kEpisodeSeedMix = 0x9E3779B97F4A7C15ULL;  // golden-ratio increment
-constexpr int kMaxVecEnvs = 1 << 16;                              // num_envs upper bound
-constexpr int kMaxThreads = 1024;
 
 maze::MazeEnvOptions make_options(const std::string& task, bool compact, bool observe_block, double max_step) {
   maze::MazeEnvOptions o;
-  if (task == "single")
-    o.task_mode = maze::TaskMode::kSingle;
-  else if (task == "multi")
-    o.task_mode = maze::TaskMode::kMulti;
-  else
-    throw UsageError("task " + task + ": expected single or multi");
+  o.task_mode = maze::parse_task_mode(task, "task");
   o.compact = compact;
   o.observe_block = observe_block;
   o.max_step = max_step;
   return o;
-}
-
-// Seed of episode k (k >= 1) after a reset seeded with `base`: splitmix64 of base + k * golden,
-// so that the episodes of env i and env i + 1 (bases s + i, s + i + 1) never share a seed.
-std::uint64_t episode_seed(std::uint64_t base, std::uint64_t k) noexcept {
-  std::uint64_t z = base + k * kEpisodeSeedMix;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
 }
 
 // A NumPy array of `shape` (zero-filled) whose memory a capsule owns; *data points into it.
@@ -91,35 +72,62 @@ std::string dtype_text(const nb::dlpack::dtype& t) {
                      : t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int)  ? "int"
                      : t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ? "uint"
                      : t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool) ? "bool"
+                     : t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex) ? "complex"
                                                                                          : "other";
   if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool)) return kind;
   return kind + std::to_string(t.bits);
 }
 
-// Checks an action batch: float32, C-contiguous, shape (rows, cols) (or (cols,) when rows is
-// 0), every entry finite. Throws UsageError naming what is wrong.
-const float* checked_actions(const nb::ndarray<nb::ro, nb::device::cpu>& a, std::size_t rows, std::size_t cols,
-                             const char* what) {
+// Element k (row-major over the logical shape) of a 1-D or 2-D array of any real dtype, as float.
+template <class T>
+void convert_rows(const nb::ndarray<nb::ro, nb::device::cpu>& a, std::size_t rows, std::size_t cols, float* out) {
+  const auto* base = static_cast<const T*>(a.data());
+  const std::int64_t s0 = a.stride(0);
+  const std::int64_t s1 = a.ndim() == 2 ? a.stride(1) : 0;
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::int64_t at = a.ndim() == 2 ? static_cast<std::int64_t>(i) * s0 + static_cast<std::int64_t>(j) * s1
+                                            : static_cast<std::int64_t>(j) * s0;
+      out[i * cols + j] = static_cast<float>(base[at]);
+    }
+}
+
+// An action batch of shape (rows, cols) (or (cols,) when rows is 0) and any real dtype (float,
+// int, uint; any strides), converted to float32 in `out`; every entry must be finite. Throws
+// UsageError naming what is wrong. Returns out.data().
+const float* actions_as_float(const nb::ndarray<nb::ro, nb::device::cpu>& a, std::size_t rows, std::size_t cols,
+                              const char* what, std::vector<float>& out) {
   const bool single = rows == 0;
   const std::string expected = single ? fmt::format("({},)", cols) : fmt::format("({}, {})", rows, cols);
-  if (a.dtype() != nb::dtype<float>())
-    throw UsageError(fmt::format("{} of dtype {}: expected float32 of shape {}", what, dtype_text(a.dtype()),
-                                 expected));
   const bool shape_ok = single ? (a.ndim() == 1 && a.shape(0) == cols)
                                : (a.ndim() == 2 && a.shape(0) == rows && a.shape(1) == cols);
   if (!shape_ok) throw UsageError(fmt::format("{} of shape {}: expected {}", what, shape_text(a), expected));
-  const bool contiguous = single ? (a.stride(0) == 1 || cols <= 1)
-                                 : ((a.stride(1) == 1 || cols <= 1) && (a.stride(0) == static_cast<std::int64_t>(cols) || rows <= 1));
-  if (!contiguous) throw UsageError(fmt::format("{} is not C-contiguous: expected a contiguous float32 array", what));
-  const float* p = static_cast<const float*>(a.data());
-  const std::size_t n = single ? cols : rows * cols;
-  for (std::size_t k = 0; k < n; ++k) {
-    if (!std::isfinite(p[k])) {
+  const std::size_t n_rows = single ? 1 : rows;
+  out.resize(n_rows * cols);
+  using Code = nb::dlpack::dtype_code;
+  const nb::dlpack::dtype t = a.dtype();
+  const auto code = static_cast<Code>(t.code);
+  const auto is = [&](Code c, int bits) { return code == c && t.bits == bits && t.lanes == 1; };
+  if (is(Code::Float, 32)) convert_rows<float>(a, n_rows, cols, out.data());
+  else if (is(Code::Float, 64)) convert_rows<double>(a, n_rows, cols, out.data());
+  else if (is(Code::Int, 8)) convert_rows<std::int8_t>(a, n_rows, cols, out.data());
+  else if (is(Code::Int, 16)) convert_rows<std::int16_t>(a, n_rows, cols, out.data());
+  else if (is(Code::Int, 32)) convert_rows<std::int32_t>(a, n_rows, cols, out.data());
+  else if (is(Code::Int, 64)) convert_rows<std::int64_t>(a, n_rows, cols, out.data());
+  else if (is(Code::UInt, 8)) convert_rows<std::uint8_t>(a, n_rows, cols, out.data());
+  else if (is(Code::UInt, 16)) convert_rows<std::uint16_t>(a, n_rows, cols, out.data());
+  else if (is(Code::UInt, 32)) convert_rows<std::uint32_t>(a, n_rows, cols, out.data());
+  else if (is(Code::UInt, 64)) convert_rows<std::uint64_t>(a, n_rows, cols, out.data());
+  else
+    throw UsageError(fmt::format("{} of dtype {}: expected real numbers (float32, float64 or an integer type) of shape {}",
+                                 what, dtype_text(t), expected));
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (!std::isfinite(out[k])) {
       const std::string where = single ? fmt::format("[{}]", k) : fmt::format("[{}, {}]", k / cols, k % cols);
-      throw UsageError(fmt::format("{}{} is {}: expected a finite number", what, where, p[k]));
+      throw UsageError(fmt::format("{}{} is {}: expected a finite number", what, where, out[k]));
     }
   }
-  return p;
+  return out.data();
 }
 
 nb::dict spec_dict(const envs::EnvSpec& s) {
@@ -156,7 +164,7 @@ struct Slot {
       base = *seed;
       episode = 0;
     }
-    env->reset(episode == 0 ? base : episode_seed(base, episode), obs);
+    env->reset(episode == 0 ? base : envs::episode_seed(base, episode), obs);
     ++episode;
     needs_reset = false;
   }
@@ -178,6 +186,7 @@ class PyEnv {
     nb::object out = owned_array<float>({obs_dim_}, &obs);
     if (!seed && slot_.episode == 0) throw UsageError("reset: the first reset needs a seed");
     slot_.reset(seed, envs::Span<float>(obs, obs_dim_));
+    last_obs_.assign(obs, obs + obs_dim_);
     return out;
   }
 
@@ -185,10 +194,11 @@ class PyEnv {
   nb::tuple step(const nb::ndarray<nb::ro, nb::device::cpu>& action) {
     if (!slot_.env) throw std::runtime_error("step: the env is closed");
     if (slot_.episode == 0) throw UsageError("step: reset() the env before the first step");
-    const float* a = checked_actions(action, 0, act_dim_, "action");
+    const float* a = actions_as_float(action, 0, act_dim_, "action", scratch_);
     float* obs = nullptr;
     nb::object out = owned_array<float>({obs_dim_}, &obs);
     const envs::StepResult r = slot_.env->step(envs::Span<const float>(a, act_dim_), envs::Span<float>(obs, obs_dim_));
+    last_obs_.assign(obs, obs + obs_dim_);
     return nb::make_tuple(out, static_cast<double>(r.reward), r.terminated, r.truncated, r.info.t,
                           static_cast<double>(r.info.distance), r.info.success);
   }
@@ -203,6 +213,13 @@ class PyEnv {
     env().set_context(envs::Span<const float>(c.data(), c.size()));
   }
   int t() const { return env().t(); }
+  // (distance, success) of the last observation against the context in force now (after a
+  // reset with an evaluation target, the target's).
+  nb::tuple status() const {
+    const envs::EnvSpec& s = env().spec();
+    const float d = s.task.distance(envs::Span<const float>(last_obs_.data(), last_obs_.size()), env().context());
+    return nb::make_tuple(static_cast<double>(d), d < s.task.success_threshold);
+  }
   void close() { slot_.env.reset(); }
   bool closed() const { return !slot_.env; }
 
@@ -213,160 +230,65 @@ class PyEnv {
   }
   Slot slot_;
   std::size_t obs_dim_ = 0, act_dim_ = 0;
+  std::vector<float> scratch_;   // the action as float32
+  std::vector<float> last_obs_;  // for status()
 };
 
-// N envs for ringrl.envs.VecMazeEnv (autoreset NEXT_STEP, see docs/python.md).
+// A NumPy view of `n` values at `p` (shape `shape`) that keeps `owner` alive.
+template <class T>
+nb::object view_array(T* p, std::initializer_list<std::size_t> shape, const std::shared_ptr<envs::VectorEnv>& owner) {
+  auto* keep = new std::shared_ptr<envs::VectorEnv>(owner);
+  nb::capsule cap(keep, [](void* q) noexcept { delete static_cast<std::shared_ptr<envs::VectorEnv>*>(q); });
+  return nb::cast(nb::ndarray<nb::numpy, T>(p, shape.size(), shape.begin(), cap));
+}
+
+// ringrl.envs.VecMazeEnv's core: envs::VectorEnv (stepping, autoreset, seeds) with NumPy views
+// of its outputs (which outlive close(), as the VectorEnv's contract says) and the GIL released
+// while it steps.
 class PyVecEnv {
  public:
-  PyVecEnv(const std::string& name, int num_envs, int threads, const maze::MazeEnvOptions& options) {
-    if (num_envs < 1 || num_envs > kMaxVecEnvs)
-      throw UsageError(fmt::format("num_envs {}: expected 1 to {}", num_envs, kMaxVecEnvs));
-    if (threads < 0 || threads > kMaxThreads)
-      throw UsageError(fmt::format("threads {}: expected 0 (one per core, at most num_envs) to {}", threads,
-                                   kMaxThreads));
-    n_ = static_cast<std::size_t>(num_envs);
-    slots_.resize(n_);
-    for (Slot& s : slots_) s.env = maze::make_maze_env(name, options);
-    const envs::EnvSpec& spec = slots_[0].env->spec();
-    obs_dim_ = static_cast<std::size_t>(spec.obs_dim);
-    act_dim_ = static_cast<std::size_t>(spec.action_dim);
-    ctx_dim_ = static_cast<std::size_t>(spec.task.context_dim());
-    obs_obj_ = owned_array<float>({n_, obs_dim_}, &obs_);
-    reward_obj_ = owned_array<double>({n_}, &reward_);
-    terminated_obj_ = owned_array<bool>({n_}, &terminated_);
-    truncated_obj_ = owned_array<bool>({n_}, &truncated_);
-    t_obj_ = owned_array<std::int32_t>({n_}, &t_);
-    distance_obj_ = owned_array<float>({n_}, &distance_);
-    success_obj_ = owned_array<bool>({n_}, &success_);
-    target_obj_ = owned_array<float>({n_, ctx_dim_}, &target_);
-    if (threads == 0) threads = std::min<int>(num_envs, tbb::this_task_arena::max_concurrency());
-    threads_ = std::min(threads, num_envs);
-    if (threads_ > 1) arena_ = std::make_unique<tbb::task_arena>(threads_);
+  PyVecEnv(const std::string& name, int num_envs, int threads, const maze::MazeEnvOptions& options)
+      : v_(std::make_shared<envs::VectorEnv>([&] { return maze::make_maze_env(name, options); }, num_envs, threads)) {
+    const std::size_t n = v_->num_envs();
+    obs_obj_ = view_array(v_->obs(), {n, v_->obs_dim()}, v_);
+    reward_obj_ = view_array(v_->reward(), {n}, v_);
+    terminated_obj_ = view_array(v_->terminated(), {n}, v_);
+    truncated_obj_ = view_array(v_->truncated(), {n}, v_);
+    t_obj_ = view_array(v_->t(), {n}, v_);
+    distance_obj_ = view_array(v_->distance(), {n}, v_);
+    success_obj_ = view_array(v_->success(), {n}, v_);
+    target_obj_ = view_array(v_->target(), {n, v_->target_dim()}, v_);
   }
 
-  // reset(seeds): seeds has N entries (None = the next seed of that env's sequence).
   void reset(const std::vector<std::optional<std::uint64_t>>& seeds) {
-    check_open("reset");
-    if (seeds.size() != n_) throw UsageError(fmt::format("reset: {} seeds for {} envs", seeds.size(), n_));
-    for (std::size_t i = 0; i < n_; ++i)
-      if (!seeds[i] && slots_[i].episode == 0)
-        throw UsageError(fmt::format("reset: env {} has never been seeded: the first reset needs a seed", i));
-    Busy busy(this);
-    {
-      nb::gil_scoped_release nogil;
-      run_all([&](std::size_t i) {
-        slots_[i].reset(seeds[i], obs_row(i));
-        after_reset(i);
-      });
-    }
+    nb::gil_scoped_release nogil;
+    v_->reset(seeds);
   }
-
-  // step(actions [N, action_dim] float32): NEXT_STEP autoreset (the step after an episode's
-  // end resets that env, ignores its action and reports reward 0, not terminated, not truncated).
   void step(const nb::ndarray<nb::ro, nb::device::cpu>& actions) {
-    check_open("step");
-    for (std::size_t i = 0; i < n_; ++i)
-      if (slots_[i].episode == 0) throw UsageError("step: reset() the envs before the first step");
-    const float* a = checked_actions(actions, n_, act_dim_, "actions");
-    Busy busy(this);
-    {
-      nb::gil_scoped_release nogil;
-      run_all([&](std::size_t i) {
-        Slot& s = slots_[i];
-        if (s.needs_reset) {
-          s.reset(std::nullopt, obs_row(i));
-          after_reset(i);
-          return;
-        }
-        const envs::StepResult r = s.env->step(envs::Span<const float>(a + i * act_dim_, act_dim_), obs_row(i));
-        reward_[i] = static_cast<double>(r.reward);
-        terminated_[i] = r.terminated;
-        truncated_[i] = r.truncated;
-        t_[i] = r.info.t;
-        distance_[i] = r.info.distance;
-        success_[i] = r.info.success;
-        copy_target(i);
-        s.needs_reset = r.done();
-      });
+    if (v_->closed()) throw std::runtime_error("step: the env is closed");
+    const float* a = actions_as_float(actions, v_->num_envs(), v_->action_dim(), "actions", scratch_);
+    nb::gil_scoped_release nogil;
+    v_->step(a);
+  }
+  void set_target(std::size_t i, const std::vector<float>& c) {
+    v_->set_target(i, envs::Span<const float>(c.data(), c.size()));
+  }
+  void close() {
+    try {
+      v_->close();
+    } catch (const std::runtime_error&) {
+      throw std::runtime_error("close: the env is stepping in another thread");
     }
   }
-
-  void set_target(std::size_t i, const std::vector<float>& c) {
-    check_open("set_target");
-    if (i >= n_) throw UsageError(fmt::format("set_target: env {} of {}", i, n_));
-    if (c.size() != ctx_dim_) throw UsageError(fmt::format("target of {} values: expected {}", c.size(), ctx_dim_));
-    Busy busy(this);
-    slots_[i].env->set_context(envs::Span<const float>(c.data(), c.size()));
-    copy_target(i);
-  }
-
-  void close() {
-    if (busy_.load(std::memory_order_acquire)) throw std::runtime_error("close: the env is stepping in another thread");
-    slots_.clear();
-    arena_.reset();
-  }
-  bool closed() const { return slots_.empty(); }
-  int threads() const { return threads_; }
-  std::size_t num_envs() const { return n_; }
+  bool closed() const { return v_->closed(); }
+  int threads() const { return v_->threads(); }
+  std::size_t num_envs() const { return v_->num_envs(); }
 
   nb::object obs_obj_, reward_obj_, terminated_obj_, truncated_obj_, t_obj_, distance_obj_, success_obj_, target_obj_;
 
  private:
-  // Refuses a second caller while one is stepping (the slots are not thread-safe).
-  struct Busy {
-    explicit Busy(PyVecEnv* e) : e_(e) {
-      if (e_->busy_.exchange(true, std::memory_order_acq_rel))
-        throw std::runtime_error("the vector env is already stepping in another thread");
-    }
-    ~Busy() { e_->busy_.store(false, std::memory_order_release); }
-    PyVecEnv* e_;
-  };
-
-  void check_open(const char* what) const {
-    if (slots_.empty()) throw std::runtime_error(std::string(what) + ": the env is closed");
-  }
-  envs::Span<float> obs_row(std::size_t i) const { return envs::Span<float>(obs_ + i * obs_dim_, obs_dim_); }
-  void copy_target(std::size_t i) {
-    const auto c = slots_[i].env->context();
-    std::memcpy(target_ + i * ctx_dim_, c.data(), ctx_dim_ * sizeof(float));
-  }
-  void after_reset(std::size_t i) {
-    reward_[i] = 0.0;
-    terminated_[i] = false;
-    truncated_[i] = false;
-    t_[i] = 0;
-    const envs::Env& e = *slots_[i].env;
-    distance_[i] = e.spec().task.distance(envs::Span<const float>(obs_ + i * obs_dim_, obs_dim_), e.context());
-    success_[i] = distance_[i] < e.spec().task.success_threshold;
-    copy_target(i);
-  }
-  // Runs f(i) for every env: inline on one thread, else on the arena (one env per task).
-  template <class F>
-  void run_all(const F& f) {
-    if (!arena_) {
-      for (std::size_t i = 0; i < n_; ++i) f(i);
-      return;
-    }
-    arena_->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n_), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
-      });
-    });
-  }
-
-  std::size_t n_ = 0, obs_dim_ = 0, act_dim_ = 0, ctx_dim_ = 0;
-  int threads_ = 1;
-  std::vector<Slot> slots_;
-  std::unique_ptr<tbb::task_arena> arena_;
-  std::atomic<bool> busy_{false};
-  float* obs_ = nullptr;
-  double* reward_ = nullptr;
-  bool* terminated_ = nullptr;
-  bool* truncated_ = nullptr;
-  std::int32_t* t_ = nullptr;
-  float* distance_ = nullptr;
-  bool* success_ = nullptr;
-  float* target_ = nullptr;
+  std::shared_ptr<envs::VectorEnv> v_;
+  std::vector<float> scratch_;  // the actions as float32
 };
 
 nb::list catalog() {
@@ -484,7 +406,7 @@ void bind_envs(nb::module_& m) {
   m.def("goal_space", &goal_space, "kind"_a, "env"_a, "options"_a, "A HIRO goal space: kind, dim, low, high, mask_xy.");
   m.def("intrinsic_reward", &intrinsic_rewards, "s"_a, "g"_a, "s_next"_a);
   m.def("goal_transition", &goal_transitions, "s"_a, "g"_a, "s_next"_a);
-  m.def("episode_seed", &episode_seed, "base"_a, "k"_a, "Seed of episode k >= 1 after a reset seeded with base.");
+  m.def("episode_seed", &envs::episode_seed, "base"_a, "k"_a, "Seed of episode k >= 1 after a reset seeded with base.");
 
   nb::class_<PyEnv>(m, "Env")
       .def(nb::init<const std::string&, const maze::MazeEnvOptions&>(), "name"_a, "options"_a)
@@ -492,6 +414,7 @@ void bind_envs(nb::module_& m) {
       .def("step", &PyEnv::step, "action"_a)
       .def_prop_rw("context", &PyEnv::context, &PyEnv::set_context)
       .def_prop_ro("t", &PyEnv::t)
+      .def("status", &PyEnv::status)
       .def_prop_ro("closed", &PyEnv::closed)
       .def("close", &PyEnv::close);
 

@@ -7,6 +7,7 @@
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
+#include "common/runfiles/run_files.h"
 #include "python/src/module.h"
 
 namespace nb = nanobind;
@@ -31,6 +32,20 @@ NB_MODULE(_ringrl, m) {
       PyErr_SetObject(PyExc_OSError, err.ptr());
     }
   });
+  // The names of a run directory's files, from the one header that spells them.
+  namespace rf = ringrl::runfiles;
+  nb::dict files;
+  files["checkpoint"] = rf::kCheckpointFileName;
+  files["config"] = rf::kResolvedConfigName;
+  files["results"] = rf::kResultsFileName;
+  files["solutions"] = rf::kSolutionsFileName;
+  files["metrics"] = rf::kMetricsFileName;
+  files["evals"] = rf::kEvalsFileName;
+  files["eval_trajectory"] = rf::kEvalTrajectoryFileName;
+  files["log"] = rf::kLogFileName;
+  files["final_model_prefix"] = rf::kFinalModelPrefix;
+  files["final_model_suffix"] = rf::kFinalModelSuffix;
+  m.attr("run_files") = files;
   ringrl::python::bind_envs(m);
   ringrl::python::bind_bf(m);
   ringrl::python::bind_checkpoint(m);

@@ -82,12 +82,38 @@ def test_bad_actions_raise_one_line_errors():
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"^action of shape \(3,\): expected \(8,\)$"):
         env.step(np.zeros(3, np.float32))
-    with pytest.raises(ValueError, match=r"^action of dtype float64: expected float32 of shape \(8,\)$"):
-        env.step(np.zeros(8))
+    with pytest.raises(ValueError, match=r"^action of dtype bool: expected real numbers \(float32, float64 or an "
+                                         r"integer type\) of shape \(8,\)$"):
+        env.step(np.zeros(8, bool))
     bad = np.zeros(8, np.float32)
     bad[5] = np.nan
     with pytest.raises(ValueError, match=r"^action\[5\] is nan: expected a finite number$"):
         env.step(bad)
+
+
+def test_actions_of_any_real_dtype_step_as_their_float32_values():
+    """np.zeros(8) is float64: the first call most users make. Any real dtype and any strides
+    convert; the envs see the float32 values."""
+    rng = np.random.default_rng(3)
+    actions = rng.uniform(-1, 1, size=(5, 8)).astype(np.float32)
+    ref = ringrl.make("kinematic-maze")
+    ref.reset(seed=4)
+    want = [ref.step(a)[0] for a in actions]
+    for convert in (lambda a: a.astype(np.float64), lambda a: np.asfortranarray(np.stack([a, a]))[0],
+                    lambda a: a.tolist()):
+        env = ringrl.make("kinematic-maze")
+        env.reset(seed=4)
+        got = [env.step(convert(a))[0] for a in actions]
+        np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    env = ringrl.make("kinematic-maze")
+    env.reset(seed=4)
+    obs = env.step(np.zeros(8))[0]  # float64 zeros
+    ref.reset(seed=4)
+    np.testing.assert_array_equal(obs, ref.step(np.zeros(8, np.float32))[0])
+    ints = ringrl.make("kinematic-maze")
+    ints.reset(seed=4)
+    ref.reset(seed=4)
+    np.testing.assert_array_equal(ints.step(np.ones(8, np.int16))[0], ref.step(np.ones(8, np.float32))[0])
 
 
 def test_unknown_env_raises_the_cli_message(cli):

@@ -31,6 +31,7 @@
 
 #include "app/cli_numbers.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/parse_number.h"
 
 namespace ringrl {
@@ -40,7 +41,6 @@ namespace fs = std::filesystem;
 
 constexpr auto kCaseLimit = std::chrono::seconds(60);  // a refused value exits in well under 1 s
 constexpr std::size_t kMinParallelRuns = 4;            // processes started at once (at least)
-constexpr int kUsageStatus = 2;
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 
 // What every unsigned option is run with: a negative value, a fraction, a word, and 2^64.
@@ -311,7 +311,7 @@ void expect_refused(const std::vector<RefusedCase>& cases) {
     const RunResult& r = results[i];
     const std::string what = shown(cases[i].args);
     ASSERT_FALSE(r.timed_out) << what << ": still running after " << kCaseLimit.count() << " s";
-    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kUsageStatus) << what << ": status " << r.status << "\n"
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == kExitUsage) << what << ": status " << r.status << "\n"
                                                                               << r.err;
     EXPECT_EQ(r.out, "") << what;
     EXPECT_EQ(r.err.rfind("ringrl: error: ", 0), 0u) << what << ":\n" << r.err;

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "common/blob_layout.h"
+#include "common/exit_status.h"
 #include "common/hiro/actor_blob.h"
 #include "common/hiro/transition_record.h"
 #include "common/run_segment.h"
@@ -49,7 +50,7 @@ std::vector<std::byte> random_blob(const hiro::ActorBlobShape& shape, std::uint6
   std::vector<std::byte> blob(layout.channel_bytes());
   write_blob_header(blob.data(), layout.blob());
   auto* payload = reinterpret_cast<float*>(blob.data() + sizeof(BlobHeader));
-  envs::Rng rng(seed);
+  Rng rng(seed);
   for (std::size_t i = 0; i < layout.blob().num_floats(); ++i)
     payload[i] = static_cast<float>(rng.uniform(-kWeightScale, kWeightScale));
   for (const hiro::MlpOffsets* m : {&layout.meta(), &layout.low()}) {
@@ -361,7 +362,7 @@ TEST(ActorBlob, AnActorProcessRefusesAMismatchedBlobWithOneLineAndExitStatus) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), kExitBadBlob);
+  EXPECT_EQ(WEXITSTATUS(status), kExitActorRefused);
 }
 
 // ---------------------------------------------------------------- restarts and resumes

@@ -61,7 +61,7 @@ class LowLevelRig {
         record_(hiro::transition_bytes(dims_)) {}
 
   /// The low-level action at (s, g): the online actor, plus N(0, noise^2) clipped when noise > 0.
-  void act(const float* s, const float* g, double noise, envs::Rng& rng, float* a) {
+  void act(const float* s, const float* g, double noise, Rng& rng, float* a) {
     auto x = torch::empty({1, obs_ + k_});
     std::copy(s, s + obs_, x.data_ptr<float>());
     std::copy(g, g + k_, x.data_ptr<float>() + obs_);
@@ -73,14 +73,14 @@ class LowLevelRig {
     }
   }
 
-  void draw_goal(envs::Rng& rng, float* g) const {
+  void draw_goal(Rng& rng, float* g) const {
     for (int j = 0; j < k_; ++j)
       g[j] =
           static_cast<float>(rng.uniform(gs_.low[static_cast<std::size_t>(j)], gs_.high[static_cast<std::size_t>(j)]));
   }
 
   /// `steps` noisy env steps into the low-level replay; one update per step when `train`.
-  void collect(int steps, bool train, envs::Rng& rng) {
+  void collect(int steps, bool train, Rng& rng) {
     const int episode_length = env_->spec().episode_length;
     std::vector<float> s1(static_cast<std::size_t>(obs_)), g_next(static_cast<std::size_t>(k_)),
         a(static_cast<std::size_t>(act_));
@@ -132,7 +132,7 @@ class LowLevelRig {
   /// from seeded starts (a fresh episode every 10 segments, spread over the episode), with the
   /// learner's policy or the greedy reference.
   double mean_segment_distance(int segments, std::uint64_t seed, bool use_greedy = false) {
-    envs::Rng rng(seed);
+    Rng rng(seed);
     constexpr int kSegmentsPerEpisode = 10;
     std::vector<float> s(static_cast<std::size_t>(obs_)), s1(s), g(static_cast<std::size_t>(k_)), g0(g),
         a(static_cast<std::size_t>(act_));
@@ -195,7 +195,7 @@ TEST_P(HiroLearning, LowLevelReachesItsGoalsOnTheKinematicMaze) {
 
   const double untrained = rig.mean_segment_distance(kEvalSegments, kEvalSeed);
   const double reference = rig.mean_segment_distance(kEvalSegments, kEvalSeed, /*use_greedy=*/true);
-  envs::Rng rng(kGoalSeed);
+  Rng rng(kGoalSeed);
   rig.collect(kInitialSteps, /*train=*/false, rng);
   rig.collect(kTrainSteps, /*train=*/true, rng);
   const double trained = rig.mean_segment_distance(kEvalSegments, kEvalSeed);
@@ -249,17 +249,17 @@ class JointRig {
     return o;
   }
 
-  void reset(envs::Rng& rng, float* s) const {
+  void reset(Rng& rng, float* s) const {
     for (int j = 0; j < kJointDims; ++j) s[j] = static_cast<float>(rng.uniform(-kJointStart[j], kJointStart[j]));
   }
   static void step(const float* s, const float* a, float* s1) {
     for (int j = 0; j < kJointDims; ++j) s1[j] = s[j] + kJointStep[j] * a[j];
   }
-  static void draw_goal(envs::Rng& rng, float* g) {
+  static void draw_goal(Rng& rng, float* g) {
     for (int j = 0; j < kJointDims; ++j) g[j] = static_cast<float>(rng.uniform(-kJointBox[j], kJointBox[j]));
   }
 
-  void act(const float* s, const float* g, double noise, envs::Rng& rng, float* a) {
+  void act(const float* s, const float* g, double noise, Rng& rng, float* a) {
     auto x = torch::empty({1, 2 * kJointDims});
     std::copy(s, s + kJointDims, x.data_ptr<float>());
     std::copy(g, g + kJointDims, x.data_ptr<float>() + kJointDims);
@@ -270,7 +270,7 @@ class JointRig {
 
   /// `steps` noisy steps into the low-level replay, a random goal every c steps and h in between;
   /// one update per step when `train`.
-  void collect(int steps, bool train, envs::Rng& rng) {
+  void collect(int steps, bool train, Rng& rng) {
     float s1[kJointDims], g_next[kJointDims], a[kJointDims];
     for (int n = 0; n < steps; ++n) {
       if (t_ == 0) {
@@ -301,7 +301,7 @@ class JointRig {
   /// over all dims, and over the small dims (z .. ankle) alone. Greedy: the full-speed
   /// straight command a_j = clip(g_j / step_j), which reaches every goal.
   std::pair<double, double> mean_segment_distance(int segments, std::uint64_t seed, bool greedy = false) {
-    envs::Rng rng(seed);
+    Rng rng(seed);
     double all = 0, small = 0;
     float s[kJointDims], s1[kJointDims], g[kJointDims], g0[kJointDims], start[kJointDims], a[kJointDims];
     for (int i = 0; i < segments; ++i) {
@@ -364,7 +364,7 @@ TEST(HiroLearning, LowLevelReachesPerDimensionGoalsWithXyMasked) {
 
   const auto untrained = rig.mean_segment_distance(kEvalSegments, kEvalSeed);
   const auto greedy = rig.mean_segment_distance(kEvalSegments, kEvalSeed, /*greedy=*/true);
-  envs::Rng rng(kGoalSeed);
+  Rng rng(kGoalSeed);
   rig.collect(kJointInitialSteps, /*train=*/false, rng);
   rig.collect(kJointTrainSteps, /*train=*/true, rng);
   const auto trained = rig.mean_segment_distance(kEvalSegments, kEvalSeed);

@@ -30,7 +30,6 @@ using td3::Critic;
 using td3::FifoReplay;
 using td3::Td3Agent;
 using td3::Td3Batch;
-using td3::Td3Rng;
 using td3::Td3Shape;
 using td3::Td3Stats;
 
@@ -189,7 +188,7 @@ TEST(Relabel, CandidateOrderAndClipping) {
   b.s_next[0][1] -= 1.0f;
   b.g[1][0] = -12.0f;
   b.g[1][1] = 3.0f;
-  Td3Rng rng(42), replay(42);
+  Rng rng(42), replay(42);
   const RelabelResult r = rl.relabel(b, linear_policy, rng);
   ASSERT_EQ(r.candidates.sizes(), (std::vector<std::int64_t>{kB, 10, 2}));
   const auto delta = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);
@@ -246,7 +245,7 @@ TEST(Relabel, RecoversTheGoalThatGeneratedTheActions) {
   // Stored goal = the generating goal: the original (index 9) wins with score 0.
   RelabelBatch b = generated_batch(g_star, linear_policy, 6);
   b.g = g_star.clone();
-  Td3Rng rng(1);
+  Rng rng(1);
   RelabelResult r = rl.relabel(b, linear_policy, rng);
   for (int i = 0; i < kB; ++i) {
     EXPECT_EQ(r.choice[i].item<std::int64_t>(), 9) << i;
@@ -268,7 +267,7 @@ TEST(Relabel, TiesTakeTheFirstCandidate) {
   // A policy that ignores the goal scores every candidate the same: index 0 wins.
   const LowPolicy constant = [](const torch::Tensor& x) { return torch::zeros({x.size(0), kAct}); };
   RelabelBatch b = generated_batch(torch::zeros({kB, 2}), linear_policy, 7);
-  Td3Rng rng(2);
+  Rng rng(2);
   RelabelResult r = rl.relabel(b, constant, rng);
   EXPECT_TRUE(torch::equal(r.choice, torch::zeros({kB}, torch::kLong)));
   // Delta equal to the stored goal, both generating the actions: delta (8) before original (9).
@@ -290,7 +289,7 @@ TEST(Relabel, FunDrawsAroundDeltaWithoutClippingAndNoneKeepsTheGoal) {
   b.s_next[0][0] += 30.0f;  // delta far outside the box
   b.g = torch::tensor({-20.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f}).view({kB, 2});
   Relabeller fun(RelabelStrategy::kFun, xy_space(), kActLow, kActHigh, torch::kCPU);
-  Td3Rng rng(3), replay(3);
+  Rng rng(3), replay(3);
   const RelabelResult r = fun.relabel(b, linear_policy, rng);
   const auto delta = b.s_next.narrow(1, 0, 2) - b.s.narrow(1, 0, 2);
   for (int i = 0; i < kB; ++i)
@@ -380,7 +379,7 @@ TEST(HiroStreams, TheThreeStreamsAreUnrelated) {
     std::vector<std::uint64_t> bits[3];
     std::vector<double> u[3];
     for (int k = 0; k < 3; ++k) {
-      Td3Rng rng(seeds[k]);
+      Rng rng(seeds[k]);
       for (int i = 0; i < kDraws; ++i) bits[k].push_back(rng.next());
       for (const std::uint64_t b : bits[k]) u[k].push_back(static_cast<double>(b >> 11) * 0x1.0p-53);
     }
@@ -478,7 +477,7 @@ std::vector<std::byte> meta_record(const HiroOptions& o, const std::vector<float
 
 // The rows the learner's next update samples: its stream from the seed, over a replay
 // holding `rows` (the same draws as HiroLearner's, with the real FifoReplay).
-torch::Tensor learner_draws(const std::vector<std::vector<float>>& rows, int batch, Td3Rng& rng) {
+torch::Tensor learner_draws(const std::vector<std::vector<float>>& rows, int batch, Rng& rng) {
   FifoReplay replay(rows.size(), static_cast<int>(rows[0].size()));
   for (const auto& r : rows) replay.add(r.data());
   std::vector<std::int64_t> slots(static_cast<std::size_t>(batch));
@@ -608,11 +607,11 @@ TEST(HiroBatches, UpdateLowConsumesTheLowLevelBatch) {
   randomize_agent(l.low_agent(), 17);
   Td3Agent twin(l.low_agent().options(), torch::kCPU);
   copy_agent(twin, l.low_agent());
-  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  Rng draws(hiro_stream_seeds(o.seed).learner);
   expect_twin_updates([&] { return l.update_low(); }, l.low_agent(), twin,
                       [&] { return low_level_batch(learner_draws(rows, o.batch_size, draws), L); });
   // The comparison sees a swap: the same update with g in place of g' ends elsewhere.
-  Td3Rng d1(hiro_stream_seeds(o.seed).learner), d2(hiro_stream_seeds(o.seed).learner);
+  Rng d1(hiro_stream_seeds(o.seed).learner), d2(hiro_stream_seeds(o.seed).learner);
   Td3Agent right(l.low_agent().options(), torch::kCPU), wrong(l.low_agent().options(), torch::kCPU);
   randomize_agent(right, 17);
   randomize_agent(wrong, 17);
@@ -639,7 +638,7 @@ TEST(HiroBatches, UpdateHighConsumesTheHighLevelBatch) {
   randomize_agent(l.high_agent(), 18);
   Td3Agent twin(l.high_agent().options(), torch::kCPU);
   copy_agent(twin, l.high_agent());
-  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  Rng draws(hiro_stream_seeds(o.seed).learner);
   expect_twin_updates([&] { return l.update_high(); }, l.high_agent(), twin, [&] {
     HighLevelBatch b = high_level_batch(learner_draws(rows, o.batch_size, draws), L);
     b.td3.a = b.relabel.g;
@@ -670,9 +669,9 @@ TEST(HiroBatches, RelabellingScoresWithTheOnlineLowLevelActor) {
   Actor& online = l.low_agent().actor();
   Actor& target = l.low_agent().actor_target();
   const Relabeller relabeller(RelabelStrategy::kSample, o.goal_space, o.action_low, o.action_high, torch::kCPU);
-  Td3Rng draws(hiro_stream_seeds(o.seed).learner);
+  Rng draws(hiro_stream_seeds(o.seed).learner);
   HighLevelBatch b = high_level_batch(learner_draws(rows, o.batch_size, draws), L);
-  Td3Rng for_target = draws;
+  Rng for_target = draws;
   torch::NoGradGuard no_grad;
   const auto by_online = relabeller
                              .relabel(
@@ -729,7 +728,7 @@ TEST(HiroBatches, EachLevelDiscountsWithItsOwnGammaPerTransition) {
 // Random, well-formed records for `o`.
 struct RecordMaker {
   const HiroOptions& o;
-  Td3Rng rng;
+  Rng rng;
   std::vector<float> buf;
   RecordMaker(const HiroOptions& options, std::uint64_t seed) : o(options), rng(seed) {}
   float u(double lo, double hi) { return static_cast<float>(lo + (hi - lo) * rng.uniform01()); }

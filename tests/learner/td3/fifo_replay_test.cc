@@ -36,7 +36,7 @@ TEST(FifoReplay, SamplesUniformlyOverTheFilledPart) {
     const float v = static_cast<float>(i);
     r.add(&v);
   }
-  Td3Rng rng(5);
+  Rng rng(5);
   constexpr int kDraws = 20000;
   std::vector<std::int64_t> slots(kDraws);
   r.sample(rng, kDraws, slots.data());

@@ -1,20 +1,20 @@
-// Td3Rng: the learner-side random stream of the TD3 agents and the HIRO learner (replay
-// indices, target-smoothing noise, relabelling candidates).
+// Rng: the one small deterministic random stream of the project (envs, actors, the TD3 and
+// HIRO learners: replay indices, target-smoothing noise, relabelling candidates).
 //
 // Contract: splitmix64 bits with explicit uniform and normal transforms, so a seed gives the
-// same numbers with any standard library and on any device (draws happen on the host and
-// are copied to the device). The whole state is one u64: state()/set_state() save and
-// restore it exactly (checkpoints, bit-identical resumes). One thread uses an instance.
+// same numbers with any standard library and on any device (draws happen on the host). The
+// whole state is one u64: state()/set_state() save and restore it exactly (checkpoints,
+// bit-identical resumes). Not thread-safe: one thread uses an instance.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-namespace ringrl::td3 {
+namespace ringrl {
 
-class Td3Rng {
+class Rng {
  public:
-  explicit Td3Rng(std::uint64_t seed = 0) noexcept : state_(seed) {}
+  explicit Rng(std::uint64_t seed = 0) noexcept : state_(seed) {}
 
   /// Next 64 random bits.
   std::uint64_t next() noexcept {
@@ -31,7 +31,7 @@ class Td3Rng {
   std::uint64_t below(std::uint64_t n) noexcept {
     return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
   }
-  /// Standard normal (Box-Muller, one value per two uniforms: no cached state).
+  /// Standard normal N(0, 1) (Box-Muller, one value per two uniforms: no cached state).
   double normal() noexcept {
     const double u1 = 1.0 - uniform01();  // (0, 1]: the log is finite
     const double u2 = uniform01();
@@ -51,4 +51,4 @@ class Td3Rng {
   std::uint64_t state_;
 };
 
-}  // namespace ringrl::td3
+}  // namespace ringrl
