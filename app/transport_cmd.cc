@@ -27,6 +27,7 @@
 #include "common/actor_runtime.h"
 #include "common/errors.h"
 #include "common/records.h"
+#include "common/ring_drain.h"
 #include "common/seeds.h"
 #include "common/signals.h"
 #include "common/supervisor.h"
@@ -145,38 +146,29 @@ void run_demo(const DemoOptions& o) {
     for (std::uint32_t j = 0; j < o.dim; ++j) d += std::pow(demo_target(j) - w[j], 2);
     return std::sqrt(d / o.dim);
   };
+  RingDrain ring_drain(o.actors);
   auto drain = [&] {
-    std::uint64_t got = 0;
-    for (std::uint32_t i = 0; i < readers.size(); ++i) {
-      RecordView rec;
-      for (int k = 0; k < 4096; ++k) {
-        const PeekStatus st = readers[i].peek(rec);
-        if (st == PeekStatus::kEmpty) break;
-        if (st == PeekStatus::kCorrupt)
-          throw std::runtime_error(fmt::format("actor {} ring is corrupt: {}", i, readers[i].error()));
-        DemoRecord h;
-        std::memcpy(&h, rec.data, sizeof h);
-        if (rec.length != sizeof h + std::uint64_t{h.count} * sizeof(float) || h.count == 0)
-          throw std::runtime_error(
-              fmt::format("actor {} sent a demo record of {} bytes for {} values", i, rec.length, h.count));
-        const auto* g = reinterpret_cast<const float*>(rec.data + sizeof h);
-        for (std::uint32_t k2 = 0; k2 < h.count; ++k2)
-          w[(std::uint64_t{h.chunk} * h.count + k2) % o.dim] += kDemoLearningRate * g[k2];
-        const std::uint64_t lag = weights.version() - rec.version;
-        lag_max = std::max(lag_max, lag);
-        lag_sum += lag;
-        if (lags.size() < (1u << 20)) lags.push_back(lag);
-        bytes += rec.length;
-        readers[i].release();
-        ++records;
-        ++got;
-        if (++since_publish >= kDemoPublishEvery) {
-          weights.publish(w.data(), w.size() * sizeof(float));
-          since_publish = 0;
-        }
+    return ring_drain.pass(readers, [&](std::uint32_t i, const RecordView& rec) {
+      DemoRecord h;
+      std::memcpy(&h, rec.data, sizeof h);
+      if (rec.length != sizeof h + std::uint64_t{h.count} * sizeof(float) || h.count == 0)
+        throw std::runtime_error(
+            fmt::format("actor {} sent a demo record of {} bytes for {} values", i, rec.length, h.count));
+      const auto* g = reinterpret_cast<const float*>(rec.data + sizeof h);
+      for (std::uint32_t k2 = 0; k2 < h.count; ++k2)
+        w[(std::uint64_t{h.chunk} * h.count + k2) % o.dim] += kDemoLearningRate * g[k2];
+      const std::uint64_t lag = weights.version() - rec.version;
+      lag_max = std::max(lag_max, lag);
+      lag_sum += lag;
+      if (lags.size() < (1u << 20)) lags.push_back(lag);
+      bytes += rec.length;
+      ++records;
+      if (++since_publish >= kDemoPublishEvery) {
+        weights.publish(w.data(), w.size() * sizeof(float));
+        since_publish = 0;
       }
-    }
-    return got;
+      return true;
+    });
   };
   Backoff idle;
   while (!shutdown_requested()) {

@@ -14,6 +14,7 @@
 #include "common/backoff.h"
 #include "common/errors.h"
 #include "common/lost_work.h"
+#include "common/ring_drain.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/metrics_csv.h"
@@ -33,7 +34,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kMaxDrainPerRing = 4096;              // records per ring per drain pass
 constexpr std::uint64_t kMinRingBytes = 4096;                 // smallest ring the driver lays out
 constexpr std::size_t kMaxLagSamples = std::size_t{1} << 22;  // lag samples kept for the summary
 constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);
@@ -194,7 +194,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   // The work gate. Records leave the count of claimed units when the algorithm retires them,
   // when the driver discards them (made with an earlier repetition's weights), or when the
   // actor that claimed them died before pushing them (common/lost_work.h).
-  std::vector<std::uint64_t> drained(o.actors, 0);  // records popped per ring
+  RingDrain ring_drain(o.actors);  // the rings' drain loop; counts the records taken per ring
   std::uint64_t discarded = 0;
   const std::uint64_t per_unit = std::max<std::uint64_t>(1, algo.records_per_unit());
   LostWork lost(o.actors, per_unit);
@@ -202,7 +202,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   auto update_gate = [&] {
     for (std::uint32_t i = 0; i < o.actors; ++i)
       lost.observe(i, sup.restarts(i) + (sup.failed(i) ? 1 : 0),
-                   seg.slot(i).work_claimed.load(std::memory_order_relaxed), drained[i]);
+                   seg.slot(i).work_claimed.load(std::memory_order_relaxed), ring_drain.drained()[i]);
     const std::uint64_t ahead = algo.units_ahead();
     const std::uint64_t lost_remote = o.remote ? o.remote->lost_records() : 0;
     const std::uint64_t permits =
@@ -332,40 +332,17 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       if (lags.size() < kMaxLagSamples) lags.push_back(lag);
       if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
     };
-    // Drains the rings round-robin, starting one ring later on each pass, so that an
-    // algorithm that takes only so many records (a rate limiter) hears every actor in turn;
-    // the remote actors (all of them, one more "ring") take their turn in the same rotation.
-    std::uint32_t first_ring = 0;
+    // Drains the rings (common/ring_drain.h: round-robin, so that an algorithm that takes only
+    // so many records, a rate limiter, hears every actor in turn); the remote actors (all of
+    // them, one more "ring") take their turn in the same rotation.
     auto drain = [&] {
-      std::uint64_t got = 0;
-      const auto n = static_cast<std::uint32_t>(readers.size()) + (o.remote ? 1 : 0);
-      const std::uint32_t start = first_ring;
-      first_ring = (first_ring + 1) % n;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t i = (start + k) % n;
-        if (!algo.wants_records()) return got;
-        if (i == readers.size()) {  // the remote actors' records, as those of a ring
-          got += o.remote->poll([&](std::uint32_t slot, const RecordView& rec) {
-            if (!algo.wants_records()) return false;
-            take(slot, rec);
-            return true;
-          });
-          continue;
-        }
-        RecordView rec;
-        for (std::uint32_t k = 0; k < kMaxDrainPerRing; ++k) {
-          if (!algo.wants_records()) return got;
-          const PeekStatus ps = readers[i].peek(rec);
-          if (ps == PeekStatus::kEmpty) break;
-          if (ps == PeekStatus::kCorrupt)
-            throw std::runtime_error(fmt::format("actor {} ring is corrupt: {}", i, readers[i].error()));
-          take(i, rec);
-          readers[i].release();
-          ++drained[i];
-          ++got;
-        }
-      }
-      return got;
+      const auto take_one = [&](std::uint32_t slot, const RecordView& rec) {
+        if (!algo.wants_records()) return false;
+        take(slot, rec);
+        return true;
+      };
+      return ring_drain.pass(readers, o.remote ? 1 : 0, take_one,
+                             [&](std::uint32_t) { return o.remote->poll(take_one); });
     };
 
     Backoff idle;
@@ -485,7 +462,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   summary.actor_restarts = sup.total_restarts();
   if (o.remote) {  // what each node gave
     std::uint64_t local = 0;
-    for (std::uint64_t d : drained) local += d;
+    for (std::uint64_t d : ring_drain.drained()) local += d;
     std::string line = fmt::format("train: records taken: {} from the {} local actor(s)", local, o.actors);
     for (const RemoteNodeStats& n : o.remote->stats())
       line += fmt::format(", {} from {} ({} restart(s))", n.records, n.name, n.restarts);

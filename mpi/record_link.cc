@@ -10,7 +10,6 @@ namespace ringrl::mpi {
 namespace {
 
 constexpr std::uint32_t kCreditMagic = 0x44455243;  // "CRED"
-constexpr std::uint32_t kMaxDrainPerRing = 4096;     // records per ring per pass
 
 struct CreditMessage {
   std::uint32_t magic;
@@ -65,36 +64,22 @@ bool RecordForwarder::post_open_batch() {
 std::uint64_t RecordForwarder::pump(std::vector<RingReader>& readers,
                                     const std::function<std::uint64_t(std::uint64_t)>& map_version) {
   receive_credit();
-  std::uint64_t got = 0;
-  const auto n = static_cast<std::uint32_t>(readers.size());
-  if (drained_.size() < n) drained_.resize(n, 0);
-  const std::uint32_t start = n == 0 ? 0 : first_ring_;
-  if (n > 0) first_ring_ = (first_ring_ + 1) % n;
-  for (std::uint32_t k = 0; k < n; ++k) {
-    const std::uint32_t i = (start + k) % n;
-    RecordView rec;
-    for (std::uint32_t j = 0; j < kMaxDrainPerRing; ++j) {
-      const PeekStatus ps = readers[i].peek(rec);
-      if (ps == PeekStatus::kEmpty) break;
-      if (ps == PeekStatus::kCorrupt)
-        throw std::runtime_error(fmt::format("actor {} ring is corrupt: {}", i, readers[i].error()));
-      rec.version = map_version ? map_version(rec.version) : rec.version;
-      if (writer_.records() == 0) opened_ = std::chrono::steady_clock::now();
-      if (!writer_.append(i, rec)) {
-        if (!post_open_batch()) {  // the bound holds: the record stays in its ring
-          ++stats_.held_back;
-          return got;
-        }
-        opened_ = std::chrono::steady_clock::now();
-        if (!writer_.append(i, rec))
-          throw std::logic_error(fmt::format("a record of {} bytes does not fit a batch of {}", rec.length,
-                                             o_.batch_bytes));
-      }
-      readers[i].release();
-      ++drained_[i];
-      ++got;
+  bool held_back = false;
+  const std::uint64_t got = drain_.pass(readers, [&](std::uint32_t i, RecordView rec) {
+    rec.version = map_version ? map_version(rec.version) : rec.version;
+    if (writer_.records() == 0) opened_ = std::chrono::steady_clock::now();
+    if (writer_.append(i, rec)) return true;
+    if (!post_open_batch()) {  // the bound holds: the record stays in its ring
+      ++stats_.held_back;
+      held_back = true;
+      return false;
     }
-  }
+    opened_ = std::chrono::steady_clock::now();
+    if (!writer_.append(i, rec))
+      throw std::logic_error(fmt::format("a record of {} bytes does not fit a batch of {}", rec.length, o_.batch_bytes));
+    return true;
+  });
+  if (held_back) return got;
   // Rings empty (or every ring had its turn): a partial batch goes once it lingered, or now when idle.
   if (writer_.records() > 0 && (got == 0 || std::chrono::steady_clock::now() - opened_ >= o_.linger))
     if (!post_open_batch()) ++stats_.held_back;

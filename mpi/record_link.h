@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ring_drain.h"
 #include "common/spsc_ring.h"
 #include "mpi/comm.h"
 #include "mpi/record_batch.h"
@@ -65,7 +66,7 @@ class RecordForwarder {
   std::uint64_t in_flight() const noexcept { return posted_ - credited_; }
   const ForwarderStats& stats() const noexcept { return stats_; }
   /// Records taken from each ring so far (index: the reader's position in pump()'s vector).
-  const std::vector<std::uint64_t>& drained() const noexcept { return drained_; }
+  const std::vector<std::uint64_t>& drained() const noexcept { return drain_.drained(); }
 
  private:
   void receive_credit();
@@ -76,9 +77,8 @@ class RecordForwarder {
   RecordBatchWriter writer_;
   std::uint64_t posted_ = 0, credited_ = 0;
   std::chrono::steady_clock::time_point opened_{};
-  std::uint32_t first_ring_ = 0;
+  RingDrain drain_;
   ForwarderStats stats_;
-  std::vector<std::uint64_t> drained_;
 };
 
 /// What the learner's rank knows of one node.
