@@ -16,15 +16,14 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "common/actor_pool.h"
 #include "common/byte_codec.h"
 #include "common/errors.h"
-#include "common/lost_work.h"
+#include "common/exit_status.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
-#include "common/supervisor.h"
-#include "common/work_gate.h"
 #include "mpi/job_messages.h"
 #include "mpi/tags.h"
 
@@ -45,9 +44,6 @@ constexpr auto kStopWait = std::chrono::seconds(20);     // rank 0 waits this lo
 constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT/SIGTERM (SIGKILL may follow)
 constexpr auto kHelloWait = std::chrono::minutes(5);
 constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
-constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);  // as the run driver's
-constexpr int kRefused = 2;
-constexpr int kInterrupted = 130;
 
 struct Status {
   std::uint32_t running = 0, restarts = 0;
@@ -308,12 +304,12 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   const std::string from = "rank 0";
   comm.post(0, mpi::kHello, mpi::encode(mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false}));
   const auto welcome = wait_for(comm, mpi::kWelcome, Clock::duration::max() / 2);
-  if (!welcome) return kInterrupted;
-  if (!mpi::decode_welcome(welcome->bytes, from).error.empty()) return kRefused;
+  if (!welcome) return kExitInterrupted;
+  if (!mpi::decode_welcome(welcome->bytes, from).error.empty()) return kExitUsage;
 
   // The plan: what to run; or a stop before any (rank 0 found nothing to do: a finished run).
   const auto first = wait_for(comm, mpi::kBridgeControl, Clock::duration::max() / 2);
-  if (!first) return kInterrupted;
+  if (!first) return kExitInterrupted;
   std::uint32_t first_kind = 0;
   if (first->bytes.size() >= sizeof first_kind) std::memcpy(&first_kind, first->bytes.data(), sizeof first_kind);
   if (first_kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
@@ -357,55 +353,38 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   install_crash_handlers();
   // Named after the rank and the run, not the process: a bridge that died by SIGKILL leaves its
   // segment, and the next bridge of the run on this node (--resume) reclaims it.
-  RunSegment seg = RunSegment::create(
-      fmt::format("node{}-{:016x}", comm.rank(), mpi::fingerprint({fs::absolute(setup.node_dir).string()})), lo);
-  spdlog::info("cluster: rank {} on {}: {} actor(s) in node segment {}", comm.rank(), comm.host(), lo.num_actors,
-               seg.name());
-  WeightWriter weights(seg.weights());
-  // Rank 0's budget counter, mirrored for the node's actors.
-  std::atomic<std::uint64_t>& budget = budget_counter == "env_steps" ? seg.control().env_steps : seg.control().npe;
-  SupervisorOptions so;
-  so.heartbeat_timeout = kActorHeartbeatTimeout;
-  so.args = [&](std::uint32_t slot) {
+  ActorPoolOptions po;
+  po.run_id = fmt::format("node{}-{:016x}", comm.rank(), mpi::fingerprint({fs::absolute(setup.node_dir).string()}));
+  po.layout = lo;
+  po.record_mask = mask;
+  po.records_per_unit = per_unit;
+  po.launch = [&](std::uint32_t slot) {
     const json& l = launches.at(slot);
     ActorLaunch launch;
     launch.kind = l.at("kind").get<std::string>();
-    launch.segment = seg.name();
-    launch.slot = slot;
     launch.seed = l.at("seed").get<std::uint64_t>();
     launch.config_path = config.string();
     launch.params = l.at("params").get<std::map<std::string, std::string>>();
-    return launch.to_args();
+    return launch;
   };
-  Supervisor sup(seg, so);
-  std::vector<RingReader> readers;
-  for (std::uint32_t i = 0; i < lo.num_actors; ++i) readers.emplace_back(seg.ring(i), mask);
+  ActorPool pool(po);
+  spdlog::info("cluster: rank {} on {}: {} actor(s) in node segment {}", comm.rank(), comm.host(), lo.num_actors,
+               pool.segment_name());
+  // Rank 0's budget counter, mirrored for the node's actors.
+  ControlBlock& control = pool.segment().control();
+  std::atomic<std::uint64_t>& budget = budget_counter == "env_steps" ? control.env_steps : control.npe;
   mpi::RecordForwarder forwarder(comm, {});
-
-  // Node channel version -> rank 0's channel version, for every blob published here.
-  std::uint64_t node_floor = 0;
-  std::vector<std::uint64_t> learner_version;
-  const auto map_version = [&](std::uint64_t v) -> std::uint64_t {
-    if (learner_version.empty() || v < node_floor) return 0;
-    return learner_version[std::min<std::uint64_t>(v - node_floor, learner_version.size() - 1)];
-  };
-  bool started = false, stop = false;
+  // Each publish here is stamped with rank 0's channel version; a record carries that stamp
+  // (0 for one made before the first: rank 0 discards it as made with an earlier floor).
+  bool stop = false;
+  std::uint64_t lost_seen = 0;
   auto last_status = Clock::now();
-  // Work claimed by actors that died and never delivered, as the run driver counts its own.
-  LostWork lost(lo.num_actors, per_unit);
-  auto count_lost = [&] {
-    for (std::uint32_t i = 0; i < lo.num_actors; ++i)
-      lost.observe(i, sup.restarts(i) + (sup.failed(i) ? 1 : 0),
-                   seg.slot(i).work_claimed.load(std::memory_order_relaxed),
-                   i < forwarder.drained().size() ? forwarder.drained()[i] : 0);
-  };
   auto send_status = [&](bool final) {
     Status s;
-    s.running = started ? sup.poll() : 0;
-    count_lost();
-    s.lost = lost.records();
-    s.restarts = sup.total_restarts();
-    s.failed = started && s.running == 0 && sup.all_failed() ? 1 : 0;
+    s.running = pool.started() ? pool.poll() : 0;
+    s.lost = pool.lost_records();  // work claimed by actors that died and never delivered
+    s.restarts = pool.supervisor().total_restarts();
+    s.failed = pool.started() && s.running == 0 && pool.supervisor().all_failed() ? 1 : 0;
     s.final = final ? 1 : 0;
     s.signal = final ? static_cast<std::uint16_t>(shutdown_signal()) : 0;
     comm.post(0, mpi::kBridgeStatus, encode_pod(s));
@@ -421,18 +400,12 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
           throw CorruptData(fmt::format("{}: a weights message of {} bytes", from, m->bytes.size()));
         WeightsHead h;
         std::memcpy(&h, m->bytes.data(), sizeof h);
-        const std::uint64_t v = weights.publish(m->bytes.data() + sizeof h, m->bytes.size() - sizeof h);
-        if (learner_version.empty()) node_floor = v;
-        learner_version.push_back(h.channel_version);
+        (void)pool.publish(m->bytes.data() + sizeof h, m->bytes.size() - sizeof h, h.channel_version);
         budget.store(h.budget, std::memory_order_relaxed);
-        grant_work(seg.control(), h.permits);  // after the weights they allow
-        if (!started) {
-          sup.start();
-          started = true;
-          seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning), std::memory_order_release);
-        }
+        pool.grant(h.permits);  // after the weights they allow
+        pool.start();           // once, after the first weights
       } else if (kind == static_cast<std::uint32_t>(ControlKind::kPermits)) {
-        grant_work(seg.control(), decode_pod<CountMessage>(m->bytes, from, "permits").value);
+        pool.grant(decode_pod<CountMessage>(m->bytes, from, "permits").value);
       } else if (kind == static_cast<std::uint32_t>(ControlKind::kBudget)) {
         budget.store(decode_pod<CountMessage>(m->bytes, from, "budget").value, std::memory_order_relaxed);
       } else if (kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
@@ -441,25 +414,29 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
         throw CorruptData(fmt::format("{}: a control message of kind {}", from, kind));
       }
     }
-    const std::uint64_t got = forwarder.pump(readers, map_version);
-    if (started && sup.poll() == 0 && sup.all_failed()) {
+    forwarder.begin_pass();
+    const std::uint64_t got = pool.drain([&](std::uint32_t slot, RecordView rec) {
+      rec.version = pool.stamp_of(rec.version).value_or(0);
+      return forwarder.offer(slot, rec);
+    });
+    forwarder.end_pass(got);
+    if (pool.started() && pool.poll() == 0 && pool.supervisor().all_failed()) {
       send_status(false);
       break;
     }
-    if (started) {  // a dead actor's unfinished work is granted again at once
-      const std::uint64_t before = lost.records();
-      count_lost();
-      if (lost.records() != before) send_status(false);
+    if (pool.started()) {  // a dead actor's unfinished work is granted again at once
+      const std::uint64_t before = lost_seen;
+      lost_seen = pool.lost_records();
+      if (lost_seen != before) send_status(false);
     }
     if (Clock::now() - last_status >= kStatusEvery) send_status(false);
     if (got == 0) std::this_thread::sleep_for(kIdle);
   }
-  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining), std::memory_order_release);
-  sup.stop();
+  pool.stop();
   forwarder.flush();
   send_status(true);
   comm.flush(std::chrono::seconds(10));
-  return shutdown_requested() ? kInterrupted : 0;
+  return shutdown_requested() ? kExitInterrupted : 0;
 }
 
 }  // namespace ringrl::app

@@ -24,10 +24,10 @@
 #include "app/cli_numbers.h"
 #include "app/commands.h"
 #include "bench/ring_bench.h"
+#include "common/actor_pool.h"
 #include "common/actor_runtime.h"
 #include "common/errors.h"
 #include "common/records.h"
-#include "common/ring_drain.h"
 #include "common/seeds.h"
 #include "common/signals.h"
 #include "common/supervisor.h"
@@ -111,31 +111,29 @@ void run_demo(const DemoOptions& o) {
   RunLayoutOptions layout;
   layout.num_actors = o.actors;
   layout.weight_capacity = std::uint64_t{o.dim} * sizeof(float);
-  RunSegment seg = RunSegment::create(run_id, layout);
   const std::uint32_t count = static_cast<std::uint32_t>((o.record_bytes - sizeof(DemoRecord)) / sizeof(float));
-
-  std::vector<float> w(o.dim, 0.f);
-  WeightWriter weights(seg.weights());
-  weights.publish(w.data(), w.size() * sizeof(float));
-  SupervisorOptions so;
-  so.args = [&](std::uint32_t slot) {
+  ActorPoolOptions po;
+  po.run_id = run_id;
+  po.layout = layout;
+  po.record_mask = record_type_bit(kRecordDemoGradient);
+  po.heartbeat_timeout = std::chrono::seconds(10);
+  po.launch = [&](std::uint32_t slot) {
     ActorLaunch launch;
     launch.kind = "demo";
-    launch.segment = seg.name();
-    launch.slot = slot;
     launch.seed = actor_seed(/*base=*/0, slot);
     launch.params["record_floats"] = std::to_string(count);
-    return launch.to_args();
+    return launch;
   };
-  so.heartbeat_timeout = std::chrono::seconds(10);
-  Supervisor sup(seg, so);
-  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning),
-                            std::memory_order_release);  // whoever sees the phase sees what came before it
-  sup.start();
-  spdlog::info("demo: segment {}, {} actors, {}-byte records, {} weights", seg.name(), o.actors, o.record_bytes, o.dim);
+  ActorPool pool(po);
 
-  std::vector<RingReader> readers;
-  for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), record_type_bit(kRecordDemoGradient));
+  std::vector<float> w(o.dim, 0.f);
+  std::uint64_t version = 0;  // of the newest weights
+  auto publish = [&] { version = pool.publish(w.data(), w.size() * sizeof(float), 0); };
+  publish();
+  pool.start();
+  spdlog::info("demo: segment {}, {} actors, {}-byte records, {} weights", pool.segment_name(), o.actors,
+               o.record_bytes, o.dim);
+
   std::uint64_t records = 0, bytes = 0, since_publish = 0, lag_max = 0, lag_sum = 0;
   std::vector<std::uint64_t> lags;
   const auto t0 = std::chrono::steady_clock::now();
@@ -146,9 +144,8 @@ void run_demo(const DemoOptions& o) {
     for (std::uint32_t j = 0; j < o.dim; ++j) d += std::pow(demo_target(j) - w[j], 2);
     return std::sqrt(d / o.dim);
   };
-  RingDrain ring_drain(o.actors);
   auto drain = [&] {
-    return ring_drain.pass(readers, [&](std::uint32_t i, const RecordView& rec) {
+    return pool.drain([&](std::uint32_t i, const RecordView& rec) {
       DemoRecord h;
       std::memcpy(&h, rec.data, sizeof h);
       if (rec.length != sizeof h + std::uint64_t{h.count} * sizeof(float) || h.count == 0)
@@ -157,14 +154,14 @@ void run_demo(const DemoOptions& o) {
       const auto* g = reinterpret_cast<const float*>(rec.data + sizeof h);
       for (std::uint32_t k2 = 0; k2 < h.count; ++k2)
         w[(std::uint64_t{h.chunk} * h.count + k2) % o.dim] += kDemoLearningRate * g[k2];
-      const std::uint64_t lag = weights.version() - rec.version;
+      const std::uint64_t lag = version - rec.version;
       lag_max = std::max(lag_max, lag);
       lag_sum += lag;
       if (lags.size() < (1u << 20)) lags.push_back(lag);
       bytes += rec.length;
       ++records;
       if (++since_publish >= kDemoPublishEvery) {
-        weights.publish(w.data(), w.size() * sizeof(float));
+        publish();
         since_publish = 0;
       }
       return true;
@@ -179,21 +176,19 @@ void run_demo(const DemoOptions& o) {
     else
       idle.reset();
     if (now >= next_report) {
-      sup.poll();
+      pool.poll();
       const double dt = std::chrono::duration<double>(now - t0).count();
       spdlog::info("demo: {:.0f} s  {:.2f} M records/s  weights v{}  rms distance {:.4f}  restarts {}", dt,
                    (records - last_records) / 1e6 / std::chrono::duration<double>(kDemoReportEvery).count(),
-                   weights.version(), distance(), sup.total_restarts());
+                   version, distance(), pool.supervisor().total_restarts());
       last_records = records;
       next_report = now + kDemoReportEvery;
     } else if ((records & 1023) == 0) {
-      sup.poll();
+      pool.poll();
     }
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining),
-                            std::memory_order_release);  // whoever sees the phase sees what came before it
-  sup.stop();
+  pool.stop();
   drain();
   std::sort(lags.begin(), lags.end());
   const std::uint64_t lag_p50 = lags.empty() ? 0 : lags[lags.size() / 2];
@@ -203,11 +198,11 @@ void run_demo(const DemoOptions& o) {
                         {"records", records},
                         {"records_per_s", records / elapsed},
                         {"mb_per_s", bytes / elapsed / 1e6},
-                        {"weight_versions", weights.version()},
+                        {"weight_versions", version},
                         {"lag_p50", lag_p50},
                         {"lag_max", lag_max},
                         {"rms_distance", distance()},
-                        {"restarts", sup.total_restarts()},
+                        {"restarts", pool.supervisor().total_restarts()},
                         {"interrupted", shutdown_requested()}};
   if (o.json) {
     std::printf("%s\n", out.dump().c_str());
@@ -216,8 +211,8 @@ void run_demo(const DemoOptions& o) {
         "demo: %llu records in %.1f s = %.2f M records/s (%.0f MB/s), %llu weight versions, lag p50 %llu max %llu, rms "
         "distance %.4f, restarts %u\n",
         static_cast<unsigned long long>(records), elapsed, records / elapsed / 1e6, bytes / elapsed / 1e6,
-        static_cast<unsigned long long>(weights.version()), static_cast<unsigned long long>(lag_p50),
-        static_cast<unsigned long long>(lag_max), distance(), sup.total_restarts());
+        static_cast<unsigned long long>(version), static_cast<unsigned long long>(lag_p50),
+        static_cast<unsigned long long>(lag_max), distance(), pool.supervisor().total_restarts());
   }
   std::fflush(stdout);
 }

@@ -6,15 +6,15 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/actor_pool.h"
 #include "common/backoff.h"
 #include "common/errors.h"
-#include "common/lost_work.h"
-#include "common/ring_drain.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/metrics_csv.h"
@@ -36,7 +36,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kMinRingBytes = 4096;                 // smallest ring the driver lays out
 constexpr std::size_t kMaxLagSamples = std::size_t{1} << 22;  // lag samples kept for the summary
-constexpr auto kActorHeartbeatTimeout = std::chrono::seconds(60);
 constexpr const char* kRunSection = "run";  // the driver's checkpoint section
 constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{1} << 20;
 
@@ -152,7 +151,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   const std::uint32_t per_node = algo.actors_per_node(o.actors);
   if (remote_nodes > 0) algo.add_remote_slots(o.actors, remote_nodes * per_node);
   // Remote actors stop on every way out, after the local ones and after this process's segment
-  // is gone (`sup` and `seg` are destroyed first): a SIGKILL that follows a SIGTERM while the
+  // is gone (the actor pool is destroyed first): a SIGKILL that follows a SIGTERM while the
   // nodes are asked to stop leaves no /dev/shm entry here.
   struct RemoteStop {
     RemoteActors* remote;
@@ -165,53 +164,48 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       }
     }
   } remote_stop{o.remote};
-  // The segment: one ring per actor, the weight channel sized for the blob.
+  // The pool: the segment (one ring per actor, the weight channel sized for the blob), the
+  // supervisor, the drain and the version map (common/actor_pool.h).
   RunLayoutOptions lo;
   lo.num_actors = o.actors;
   lo.weight_capacity = algo.blob_bytes();
   lo.ring_capacity = next_pow2(std::max(kMinRingBytes, algo.ring_bytes()));
-  RunSegment seg = RunSegment::create(o.run_id.empty() ? fmt::format("train-{}", getpid()) : o.run_id, lo);
-  WeightWriter weights(seg.weights());
-  SupervisorOptions so;
-  so.executable = o.executable;
-  so.heartbeat_timeout = kActorHeartbeatTimeout;
+  const std::uint64_t per_unit = std::max<std::uint64_t>(1, algo.records_per_unit());
+  ActorPoolOptions po_actors;
+  po_actors.run_id = o.run_id.empty() ? fmt::format("train-{}", getpid()) : o.run_id;
+  po_actors.layout = lo;
+  po_actors.record_mask = algo.record_mask();
+  po_actors.records_per_unit = per_unit;
+  po_actors.executable = o.executable;
   // The launch of actor slot `slot` (remote slots too: a node replaces segment and config).
-  auto launch_of = [&](std::uint32_t slot) {
+  po_actors.launch = [&](std::uint32_t slot) {
     ActorLaunch launch;
     launch.kind = algo.name();
-    launch.segment = seg.name();
     launch.slot = slot;
     launch.seed = actor_seed(o.seed, slot);
     launch.config_path = o.config_path;
     algo.fill_launch(launch);
     return launch;
   };
-  so.args = [&](std::uint32_t slot) { return launch_of(slot).to_args(); };
-  Supervisor sup(seg, so);
-  std::vector<RingReader> readers;
-  for (std::uint32_t i = 0; i < o.actors; ++i) readers.emplace_back(seg.ring(i), algo.record_mask());
+  ActorPool pool(po_actors);
+  auto launch_of = [&](std::uint32_t slot) { return pool.launch(slot); };
 
   // The work gate. Records leave the count of claimed units when the algorithm retires them,
   // when the driver discards them (made with an earlier repetition's weights), or when the
   // actor that claimed them died before pushing them (common/lost_work.h).
-  RingDrain ring_drain(o.actors);  // the rings' drain loop; counts the records taken per ring
   std::uint64_t discarded = 0;
-  const std::uint64_t per_unit = std::max<std::uint64_t>(1, algo.records_per_unit());
-  LostWork lost(o.actors, per_unit);
   std::uint64_t granted = 0;
   auto update_gate = [&] {
-    for (std::uint32_t i = 0; i < o.actors; ++i)
-      lost.observe(i, sup.restarts(i) + (sup.failed(i) ? 1 : 0),
-                   seg.slot(i).work_claimed.load(std::memory_order_relaxed), ring_drain.drained()[i]);
+    const std::uint64_t lost_local = pool.lost_records();
     const std::uint64_t ahead = algo.units_ahead();
     const std::uint64_t lost_remote = o.remote ? o.remote->lost_records() : 0;
     const std::uint64_t permits =
         ahead == 0 ? kUnlimitedWork
-                   : (algo.records_retired() + discarded + lost.records() + lost_remote + per_unit - 1) / per_unit + ahead;
+                   : (algo.records_retired() + discarded + lost_local + lost_remote + per_unit - 1) / per_unit + ahead;
     if (permits != granted) {
       granted = permits;
       // After the publication they allow; with remote nodes, the local actors get their share.
-      grant_work(seg.control(), work_share(permits, 0, 1 + remote_nodes));
+      pool.grant(work_share(permits, 0, 1 + remote_nodes));
       if (o.remote) o.remote->grant(permits);
     }
   };
@@ -262,16 +256,14 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     rep_budget_start = algo.budget_used();
     in_rep = true;
 
-    // Version bookkeeping: channel version floor + k was published at learner version
-    // published[k]; older channel versions belong to the previous repetition.
-    std::vector<std::uint64_t> published;
+    // Version bookkeeping: every publish is stamped with the learner version; the first of the
+    // repetition is the floor, and records made before it belong to the previous repetition.
+    pool.begin_epoch();
     auto publish = [&] {
       algo.write_blob(blob.data());
-      const std::uint64_t channel_version = weights.publish(blob.data(), blob.size());
+      const std::uint64_t channel_version = pool.publish(blob.data(), blob.size(), algo.version());
       if (o.remote) o.remote->publish(blob.data(), blob.size(), channel_version);
-      published.push_back(algo.version());
     };
-    published.reserve(1024);
     algo.write_blob(blob.data());
     if (o.remote && !actors_started) {
       RemoteRunPlan plan;
@@ -285,15 +277,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       plan.launch = launch_of;
       o.remote->start(plan, o.actors);
     }
-    const std::uint64_t floor_version = weights.publish(blob.data(), blob.size());
+    const std::uint64_t floor_version = pool.publish(blob.data(), blob.size(), algo.version());
     if (o.remote) o.remote->publish(blob.data(), blob.size(), floor_version);
-    published.push_back(algo.version());
     update_gate();
     if (!actors_started) {
-      sup.start();
+      pool.start();  // after the first publish
       actors_started = true;
-      seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kRunning),
-                                std::memory_order_release);  // after the first publish
     }
 
     const auto rep_t0 = Clock::now();
@@ -317,12 +306,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     // Takes one record of actor `slot` (a ring's or a remote one), made with channel version
     // `rec.version`: maps the version, keeps the lag, or discards an earlier repetition's.
     auto take = [&](std::uint32_t slot, const RecordView& rec) {
-      if (rec.version < floor_version) {
+      const std::optional<std::uint64_t> stamp = pool.stamp_of(rec.version);
+      if (!stamp) {
         ++discarded;  // made with an earlier repetition's weights
         return;
       }
-      const std::uint64_t idx = rec.version - floor_version;
-      const std::uint64_t made_with = published[std::min<std::uint64_t>(idx, published.size() - 1)];
+      const std::uint64_t made_with = *stamp;
       if (first_record == Clock::time_point{}) {
         first_record = Clock::now();
         budget_before_first = budget_now();
@@ -341,8 +330,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         take(slot, rec);
         return true;
       };
-      return ring_drain.pass(readers, o.remote ? 1 : 0, take_one,
-                             [&](std::uint32_t) { return o.remote->poll(take_one); });
+      return pool.drain(o.remote ? 1 : 0, take_one, [&](std::uint32_t) { return o.remote->poll(take_one); });
     };
 
     Backoff idle;
@@ -358,16 +346,16 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
           // A step may make several updates (PQT with batches_per_update > 1).
           summary.updates += std::max<std::uint64_t>(1, algo.version() - version_before);
           publish();
-          seg.control().learner_steps.fetch_add(1, std::memory_order_relaxed);  // a statistic
+          pool.segment().control().learner_steps.fetch_add(1, std::memory_order_relaxed);  // a statistic
         }
         idle.reset();
       } else if (got == 0) {
         idle.pause();
       }
-      auto& counter = algo.budget_unit() == BudgetUnit::kPrograms ? seg.control().npe : seg.control().env_steps;
+      auto& counter = algo.budget_unit() == BudgetUnit::kPrograms ? pool.segment().control().npe : pool.segment().control().env_steps;
       counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
       if (o.remote) o.remote->budget(algo.budget_used());
-      if (sup.poll() == 0 && sup.all_failed())
+      if (pool.poll() == 0 && pool.supervisor().all_failed())
         throw std::runtime_error("every actor failed and used up its restarts; see the log above");
       if (o.remote) {
         try {
@@ -456,13 +444,11 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
-  seg.control().phase.store(static_cast<std::uint32_t>(RunPhase::kDraining),
-                            std::memory_order_release);  // before the stop flag
-  sup.stop();
-  summary.actor_restarts = sup.total_restarts();
+  pool.stop();
+  summary.actor_restarts = pool.supervisor().total_restarts();
   if (o.remote) {  // what each node gave
     std::uint64_t local = 0;
-    for (std::uint64_t d : ring_drain.drained()) local += d;
+    for (std::uint64_t d : pool.drained()) local += d;
     std::string line = fmt::format("train: records taken: {} from the {} local actor(s)", local, o.actors);
     for (const RemoteNodeStats& n : o.remote->stats())
       line += fmt::format(", {} from {} ({} restart(s))", n.records, n.name, n.restarts);

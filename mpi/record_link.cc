@@ -61,28 +61,40 @@ bool RecordForwarder::post_open_batch() {
   return true;
 }
 
-std::uint64_t RecordForwarder::pump(std::vector<RingReader>& readers,
-                                    const std::function<std::uint64_t(std::uint64_t)>& map_version) {
+void RecordForwarder::begin_pass() {
   receive_credit();
-  bool held_back = false;
-  const std::uint64_t got = drain_.pass(readers, [&](std::uint32_t i, RecordView rec) {
-    rec.version = map_version ? map_version(rec.version) : rec.version;
-    if (writer_.records() == 0) opened_ = std::chrono::steady_clock::now();
-    if (writer_.append(i, rec)) return true;
-    if (!post_open_batch()) {  // the bound holds: the record stays in its ring
-      ++stats_.held_back;
-      held_back = true;
-      return false;
-    }
-    opened_ = std::chrono::steady_clock::now();
-    if (!writer_.append(i, rec))
-      throw std::logic_error(fmt::format("a record of {} bytes does not fit a batch of {}", rec.length, o_.batch_bytes));
-    return true;
-  });
-  if (held_back) return got;
+  held_back_ = false;
+}
+
+bool RecordForwarder::offer(std::uint32_t slot, const RecordView& rec) {
+  if (writer_.records() == 0) opened_ = std::chrono::steady_clock::now();
+  if (writer_.append(slot, rec)) return true;
+  if (!post_open_batch()) {  // the bound holds: the record stays in its ring
+    ++stats_.held_back;
+    held_back_ = true;
+    return false;
+  }
+  opened_ = std::chrono::steady_clock::now();
+  if (!writer_.append(slot, rec))
+    throw std::logic_error(fmt::format("a record of {} bytes does not fit a batch of {}", rec.length, o_.batch_bytes));
+  return true;
+}
+
+void RecordForwarder::end_pass(std::uint64_t got) {
+  if (held_back_) return;  // the bound holds: nothing more goes now
   // Rings empty (or every ring had its turn): a partial batch goes once it lingered, or now when idle.
   if (writer_.records() > 0 && (got == 0 || std::chrono::steady_clock::now() - opened_ >= o_.linger))
     if (!post_open_batch()) ++stats_.held_back;
+}
+
+std::uint64_t RecordForwarder::pump(std::vector<RingReader>& readers,
+                                    const std::function<std::uint64_t(std::uint64_t)>& map_version) {
+  begin_pass();
+  const std::uint64_t got = drain_.pass(readers, [&](std::uint32_t i, RecordView rec) {
+    if (map_version) rec.version = map_version(rec.version);
+    return offer(i, rec);
+  });
+  end_pass(got);
   return got;
 }
 

@@ -14,10 +14,13 @@
 //
 // Contract:
 // * One thread per object (the bridge's or the driver's main thread), with the Comm.
-// * RecordForwarder::pump() drains the readers round-robin (records the mask lets through) into
-//   the open batch, posts each full batch, and posts a partial one when the rings are empty or
-//   it is older than the linger time; map_version(v) is stored as the record's version (a
-//   bridge maps its node channel's versions to the learner's).
+// * A forwarder pass: begin_pass() takes the credits that arrived; offer() puts each record
+//   into the open batch, posting each full batch, and returns false when the bound holds (the
+//   record stays in its ring and the pass ends); end_pass(got) posts a partial batch when the
+//   pass took nothing or the batch is older than the linger time. A node bridge runs the pass
+//   over its ActorPool's drain and stores rank 0's version in each record it offers.
+//   pump() is that pass over a vector of readers (common/ring_drain.h), with map_version(v) as
+//   the record's version.
 // * RecordInbox::poll() offers the records of every batch that arrived, in order per node, to
 //   take(node, slot, record) until it returns false; the record refused is offered first on
 //   the next poll. A malformed batch throws CorruptData naming the rank and the batch.
@@ -58,14 +61,18 @@ struct ForwarderStats {
 class RecordForwarder {
  public:
   RecordForwarder(Comm& comm, ForwarderOptions options);
-  /// One pass (see the contract); returns the records it took from the rings.
+  /// One pass over `readers` (see the contract); returns the records it took from the rings.
   std::uint64_t pump(std::vector<RingReader>& readers, const std::function<std::uint64_t(std::uint64_t)>& map_version);
+  /// The parts of a pass (see the contract).
+  void begin_pass();
+  [[nodiscard]] bool offer(std::uint32_t slot, const RecordView& rec);
+  void end_pass(std::uint64_t got);
   /// Posts the open batch (if any) whatever the bound, e.g. before the bridge stops.
   void flush();
   /// Bytes posted and not credited yet.
   std::uint64_t in_flight() const noexcept { return posted_ - credited_; }
   const ForwarderStats& stats() const noexcept { return stats_; }
-  /// Records taken from each ring so far (index: the reader's position in pump()'s vector).
+  /// Records pump() took from each ring so far (index: the reader's position in its vector).
   const std::vector<std::uint64_t>& drained() const noexcept { return drain_.drained(); }
 
  private:
@@ -77,7 +84,8 @@ class RecordForwarder {
   RecordBatchWriter writer_;
   std::uint64_t posted_ = 0, credited_ = 0;
   std::chrono::steady_clock::time_point opened_{};
-  RingDrain drain_;
+  RingDrain drain_;  // pump()'s
+  bool held_back_ = false;  // this pass stopped at the bound
   ForwarderStats stats_;
 };
 
