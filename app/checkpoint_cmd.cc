@@ -14,8 +14,8 @@
 
 #include "actors/hiro/hiro_policy.h"
 #include "app/commands.h"
-#include "app/hiro_config.h"
-#include "app/pqt_config.h"
+#include "config/hiro_config.h"
+#include "config/pqt_config.h"
 #include "common/checkpoint.h"
 #include "common/errors.h"
 #include "common/hiro/policy_file.h"
@@ -25,6 +25,7 @@
 #include "learner/pqt/pqt_trainer.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

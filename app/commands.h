@@ -49,7 +49,7 @@ class CommandFamily {
 void add_registered_commands(CommandTree& tree);
 
 /// main() keeps the command line here (the words after the executable), for commands that
-/// start copies of themselves with it (app/train_spread.h).
+/// start copies of themselves with it (sweeps/train_spread.h).
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();
 

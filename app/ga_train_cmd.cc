@@ -13,7 +13,7 @@
 #include "app/actor_registry.h"
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/ga_config.h"
+#include "config/ga_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
@@ -23,6 +23,7 @@
 #include "learner/ga/ga_algorithm.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/hiro_config.h"
+#include "config/hiro_config.h"
 #include "bench/hiro/hiro_bench.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
@@ -22,6 +22,7 @@
 #include "learner/threads.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

@@ -13,13 +13,14 @@
 #include "app/actor_registry.h"
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/hiro_config.h"
+#include "config/hiro_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
 #include "common/runfiles/config.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli_numbers.h"
-#include "app/cluster_jobs.h"
+#include "sweeps/cluster_jobs.h"
 #include "app/commands.h"
 #include "common/errors.h"
 #include "common/spsc_ring.h"
@@ -34,6 +34,7 @@
 #include "mpi/tags.h"
 
 namespace ringrl::app {
+using namespace ringrl::sweeps;  // child runs, the spread, tuning grids
 namespace {
 
 using Clock = std::chrono::steady_clock;

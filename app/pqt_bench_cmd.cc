@@ -21,7 +21,7 @@
 #include "actors/pqt/pqt_actor.h"
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/pqt_config.h"
+#include "config/pqt_config.h"
 #include "app/train_cli.h"
 #include "bench/pqt/learner_bench.h"
 #include "bench/pqt/npe_bench.h"
@@ -34,6 +34,7 @@
 #include "learner/threads.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

@@ -11,8 +11,8 @@
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/hiro_config.h"
-#include "app/pqt_config.h"
+#include "config/hiro_config.h"
+#include "config/pqt_config.h"
 #include "bench/hiro/hiro_bench.h"
 #include "bench/pqt/npe_bench.h"
 #include "common/errors.h"
@@ -23,6 +23,7 @@
 #include "learner/threads.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 constexpr int kProfileSyntheticBatches = 8;  // distinct sampled batches cycled through

@@ -14,7 +14,7 @@
 #include "app/actor_registry.h"
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/pqt_config.h"
+#include "config/pqt_config.h"
 #include "app/train_cli.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
@@ -23,6 +23,7 @@
 #include "envs/bf/scorer.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // `ringrl train random`: the uniform random program-search baseline (spec brain_coder §6.5).
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/train_spread.h"
+#include "sweeps/train_spread.h"
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include "envs/bf/scorer.h"
 
 namespace ringrl::app {
+using namespace ringrl::sweeps;  // child runs, the spread, tuning grids
 namespace {
 
 constexpr char kOps[] = "><+-[].,";

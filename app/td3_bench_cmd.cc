@@ -15,12 +15,13 @@
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/hiro_config.h"
+#include "config/hiro_config.h"
 #include "bench/hiro/hiro_bench.h"
 #include "common/errors.h"
 #include "learner/devices.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
 namespace {
 
 constexpr double kGiga = 1e9;

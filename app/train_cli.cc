@@ -10,14 +10,15 @@
 
 #include "app/cli_numbers.h"
 #include "app/commands.h"
-#include "app/cluster_jobs.h"
-#include "app/node_bridge.h"
-#include "app/train_spread.h"
+#include "sweeps/cluster_jobs.h"
+#include "mpi/node_bridge.h"
+#include "sweeps/train_spread.h"
 #include "common/errors.h"
 #include "common/runfiles/config.h"
 #include "mpi/job_messages.h"
 
 namespace ringrl::app {
+using namespace ringrl::sweeps;  // child runs, the spread, tuning grids
 
 namespace fs = std::filesystem;
 
@@ -53,8 +54,8 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
                  "rank (default: --run-dir on their host)");
   add_unsigned(cmd, "--only-repetition", c.only_repetition, "Run only this repetition (what a spread run gives each "
                                                             "child)")
-      ->group("");  // hidden: app/train_spread.h
-  // A spread of the repetitions runs instead of the command (app/train_spread.h).
+      ->group("");  // hidden: sweeps/train_spread.h
+  // A spread of the repetitions runs instead of the command (sweeps/train_spread.h).
   cmd.parse_complete_callback([&cmd, &c] {
     if (c.only_repetition) return;  // one repetition of a spread run: runs as itself
     SpreadRequest q;
@@ -90,15 +91,15 @@ NodeJob join_node_job(const std::vector<std::string>& settings, const std::strin
   job.rank = comm->rank();
   job.ranks = comm->size();
   job.run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's
-  BridgeSetup setup;
+  mpi::BridgeSetup setup;
   setup.fingerprint = mpi::fingerprint(settings);
   setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm->rank());
   job.node_dir = setup.node_dir;
   if (comm->rank() != 0) {
-    job.bridge_status = run_node_bridge(*comm, setup);
+    job.bridge_status = mpi::run_node_bridge(*comm, setup);
     return job;
   }
-  static std::unique_ptr<MpiRemoteActors> remote = std::make_unique<MpiRemoteActors>(*comm, setup);
+  static std::unique_ptr<mpi::MpiRemoteActors> remote = std::make_unique<mpi::MpiRemoteActors>(*comm, setup);
   g_remote = remote.get();
   return job;
 }
@@ -131,13 +132,6 @@ std::optional<std::string> resume_config(const TrainRunCli& c, const std::string
   const std::filesystem::path resolved = std::filesystem::path(run_dir) / runfiles::kResolvedConfigName;
   if (c.resume && std::filesystem::exists(resolved)) return resolved.string();
   return std::nullopt;
-}
-
-std::string timestamped_run_dir(const std::string& stem) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/{}-{}", stem, stamp);
 }
 
 }  // namespace ringrl::app

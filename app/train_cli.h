@@ -7,7 +7,7 @@
 //   --resume, --parallel, --node-dir (and the hidden --only-repetition that a spread run gives
 //   each of its children). Numbers go through app/cli_numbers.h, so a bad value is one line
 //   and status 2. When the parsed command asks for its repetitions spread (--parallel above
-//   1, or several MPI ranks: app/train_spread.h), the spread runs instead of the command's
+//   1, or several MPI ranks: sweeps/train_spread.h), the spread runs instead of the command's
 //   callback, and the process exits with its status.
 // * train_overrides() returns `first` (the command's own keys, e.g. task=...), then one
 //   key=value for each shared option that was given (actors, repetitions, the budget key,
@@ -15,8 +15,7 @@
 // * resume_config() is, on --resume of a run directory that has one, the path of its resolved
 //   config.json (the run's own settings, to which new overrides apply); else nothing, and the
 //   run starts from --config (empty = the command's default file).
-// * timestamped_run_dir("pqt-reverse") is "runs/pqt-reverse-YYYYmmdd-HHMMSS" in local time.
-// * join_node_job() is how a command joins one run across nodes under mpirun (app/node_bridge.h):
+// * join_node_job() is how a command joins one run across nodes under mpirun (mpi/node_bridge.h):
 //   `train pqt|ga|hiro` through join_nodes(), `bench npe` directly.
 #pragma once
 
@@ -29,9 +28,16 @@
 #include <CLI/CLI.hpp>
 
 #include "common/exit_status.h"
+#include "common/runfiles/run_files.h"
 #include "learner/remote_actors.h"
 
+namespace ringrl::sweeps {
+struct SpreadRequest;
+}  // namespace ringrl::sweeps
+
 namespace ringrl::app {
+
+using sweeps::SpreadRequest;
 
 inline constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 inline constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
@@ -40,7 +46,7 @@ struct TrainRunCli {
   std::string config, run_dir;
   std::vector<std::string> sets;
   std::optional<std::uint32_t> actors, repetitions;
-  std::optional<std::uint32_t> parallel;         // repetitions at once (app/train_spread.h)
+  std::optional<std::uint32_t> parallel;         // repetitions at once (sweeps/train_spread.h)
   std::optional<std::uint32_t> only_repetition;  // a child of a spread run: this repetition only
   std::string node_dir;                          // under MPI: where ranks other than 0 run theirs
   std::optional<std::uint64_t> budget, seed;  // budget: --max-npe or --max-env-steps
@@ -70,7 +76,7 @@ struct TrainerTraits {
 /// The traits `train <name>` registered; throws UsageError for a name no command registered.
 const TrainerTraits& trainer_traits(const std::string& name);
 
-/// Under mpirun with one run across nodes (app/node_bridge.h): rank 0's view of the other
+/// Under mpirun with one run across nodes (mpi/node_bridge.h): rank 0's view of the other
 /// ranks' actors, for the command's run settings (RunSettings::remote); else null.
 learner::RemoteActors* cluster_remote_actors();
 
@@ -93,7 +99,6 @@ struct NodeJob {
 /// returns with cluster_remote_actors() set. Once per process, from the main thread.
 NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir);
 
-struct SpreadRequest;
 /// join_node_job() for `train <algo>`: ranks other than 0 exit with their bridge's status;
 /// rank 0 sets c.run_dir to the job's run directory (a timestamped one when none was given).
 void join_nodes(const SpreadRequest& q, TrainRunCli& c);
@@ -106,6 +111,6 @@ std::vector<std::string> train_overrides(const TrainRunCli& c, const std::string
 
 std::optional<std::string> resume_config(const TrainRunCli& c, const std::string& run_dir);
 
-std::string timestamped_run_dir(const std::string& stem);
+using runfiles::timestamped_run_dir;
 
 }  // namespace ringrl::app

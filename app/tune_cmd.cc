@@ -6,7 +6,7 @@
 // (the k-th trial of the list starts on cuda:(k % G) while trials finish in order; in general
 // a trial takes the lowest free GPU, so no GPU ever runs two learners); without GPUs --parallel
 // trials at once on the CPU. After each trial its results.jsonl files are aggregated (the §6.3
-// metrics, app/tune_grid.h) and DIR/tuning_results.txt (one JSON line per trial, sorted by
+// metrics, sweeps/tune_grid.h) and DIR/tuning_results.txt (one JSON line per trial, sorted by
 // objective) and DIR/tuning_summary.txt (the table) are rewritten; the table is printed at the
 // end.
 //
@@ -17,14 +17,14 @@
 // run directory that holds results or a checkpoint is passed to `train pqt --resume`, and
 // DIR/tune.json pins the session settings so a different space or budget is refused.
 //
-// Under mpirun or srun with several ranks (app/cluster_jobs.h, docs/cluster.md), every rank
+// Under mpirun or srun with several ranks (sweeps/cluster_jobs.h, docs/cluster.md), every rank
 // runs trials on its own slots and rank 0 hands them out: rank 0's --run-dir is the session
 // directory; the other ranks run in --node-dir (default: the same path on their host) and
 // their trial directories are gathered into rank 0's when each task ends. A task whose
 // results are all in rank 0's directory is skipped on a rerun.
 //
 // Before anything starts, every selected trial's config is resolved and validated in-process
-// with the trainer's own validation (app/pqt_config.h, app/ga_config.h), so a bad key or value
+// with the trainer's own validation (config/pqt_config.h, config/ga_config.h), so a bad key or value
 // is one UsageError. GA trials run on the CPU (--parallel at once) whether or not GPUs exist.
 #include "app/commands.h"
 
@@ -37,7 +37,6 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -47,13 +46,13 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "app/child_runs.h"
+#include "sweeps/child_runs.h"
 #include "app/cli_numbers.h"
-#include "app/cluster_jobs.h"
-#include "app/ga_config.h"
-#include "app/pqt_config.h"
+#include "sweeps/cluster_jobs.h"
+#include "config/ga_config.h"
+#include "config/pqt_config.h"
 #include "app/train_cli.h"
-#include "app/tune_grid.h"
+#include "sweeps/tune_grid.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
 #include "common/run_segment.h"
@@ -68,6 +67,8 @@
 #include "mpi/job_messages.h"
 
 namespace ringrl::app {
+using namespace ringrl::config;  // the config mappers
+using namespace ringrl::sweeps;  // child runs, the spread, tuning grids
 namespace {
 
 namespace fs = std::filesystem;
@@ -75,7 +76,6 @@ using nlohmann::json;
 
 constexpr const char* kTrialDirPrefix = "trial_";
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
-constexpr std::size_t kMaxLogLineChars = 300;
 constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
 
@@ -160,15 +160,6 @@ void pin_session(const fs::path& run_dir, const json& identity) {
   }
   fs::create_directories(run_dir);
   runfiles::write_file_atomic(file, identity.dump(2) + "\n");
-}
-
-std::string last_log_line(const fs::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  if (last.size() > kMaxLogLineChars) last = last.substr(0, kMaxLogLineChars) + "...";
-  return last;
 }
 
 // One trial in flight: its tasks run one after another on the trial's device.

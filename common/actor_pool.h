@@ -1,7 +1,7 @@
 // ActorPool: one machine's actors and everything between them and whoever takes their records:
 // the run segment, the supervisor, a reader per ring, the drain loop, the lost-work count, the
 // weight channel with its version map, and the run phase. The run driver (learner/run_driver.h),
-// a node bridge (app/node_bridge.h) and `ringrl demo` each own one.
+// a node bridge (mpi/node_bridge.h) and `ringrl demo` each own one.
 //
 // Contract:
 // * Construction creates the segment (RunSegment::create: one ring per actor, the weight

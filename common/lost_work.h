@@ -9,7 +9,7 @@
 // stall the run.
 //
 // Used by the run driver for its own actors and by a node bridge for its node's
-// (app/node_bridge.h). One thread uses an instance.
+// (mpi/node_bridge.h). One thread uses an instance.
 #pragma once
 
 #include <cstdint>

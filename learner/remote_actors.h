@@ -1,7 +1,7 @@
 // Actors on other machines, as the run driver sees them: the transport seam of one run across
 // nodes (docs/cluster.md). The shared-memory segment is the one-machine transport; a
 // RemoteActors puts another behind the same four verbs: start the actors, poll their records,
-// publish weights, grant work. app/node_bridge.h implements it on MPI.
+// publish weights, grant work. mpi/node_bridge.h implements it on MPI.
 //
 // Contract:
 // * The run driver (learner/run_driver.h) calls every method from its main thread: start()

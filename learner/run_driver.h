@@ -16,7 +16,7 @@
 //   * resumes: completed repetitions (results.jsonl) are skipped, an interrupted one continues
 //     from its checkpoint; the run identity (options.identity) must match on both;
 //   * runs every repetition, or only options.only_repetition (one of a run spread over
-//     processes: app/train_spread.h), with the stop rules: the algorithm's success
+//     processes: sweeps/train_spread.h), with the stop rules: the algorithm's success
 //     (stop_on_success), the budget (max_budget, in the algorithm's unit: programs, env
 //     steps), max_seconds;
 //   * appends one results.jsonl line per repetition and returns a summary. Every line carries,

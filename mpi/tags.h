@@ -15,7 +15,7 @@ enum Tag : int {
   // The record link (mpi/record_link.h): record batches up, credits down.
   kRecordBatch = 201,
   kRecordCredit = 202,
-  // The node bridge (app/node_bridge.cc). Rank 0 -> node messages share kBridgeControl, so
+  // The node bridge (mpi/node_bridge.cc). Rank 0 -> node messages share kBridgeControl, so
   // permits never overtake the weights they follow.
   kBridgeControl = 302,
   kBridgeStatus = 305,

@@ -27,7 +27,7 @@ struct GaActorOptions {
   std::uint32_t slot = 0;    // this actor's slot (its ring)
   std::uint32_t actors = 1;  // evaluators in the run: this one takes rows j % actors == its place
   /// Its place among the run's evaluators when that is not its ring slot (an actor node of a
-  /// run across nodes, app/node_bridge.h: rings are numbered per node); -1 = slot.
+  /// run across nodes, mpi/node_bridge.h: rings are numbered per node); -1 = slot.
   std::int64_t run_slot = -1;
   std::string task = "reverse";
   std::uint32_t population = 100;

@@ -28,4 +28,8 @@ inline std::string final_model_file_name(std::uint32_t rep) {
   return kFinalModelPrefix + std::to_string(rep) + kFinalModelSuffix;
 }
 
+/// A new run directory's default name: timestamped_run_dir("pqt-reverse") is
+/// "runs/pqt-reverse-YYYYmmdd-HHMMSS" in local time.
+std::string timestamped_run_dir(const std::string& stem);
+
 }  // namespace ringrl::runfiles

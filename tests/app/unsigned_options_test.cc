@@ -473,7 +473,7 @@ TEST(UnsignedOptions, TrainTuneProfileAndBenchNpe) {
   expect_refused(cases);
 }
 
-// The unsigned keys of configs/pqt.json (app/pqt_config.cc's table).
+// The unsigned keys of configs/pqt.json (config/pqt_config.cc's table).
 const std::vector<std::string> kPqtUnsignedKeys = {
     "batch_size", "timestep_limit", "topk", "topk_batch_size", "obs_embedding_size", "replay_capacity", "max_npe",
     "actors",     "max_lag",        "seed", "repetitions"};
@@ -570,7 +570,7 @@ TEST(UnsignedOptions, HiroCommands) {
 }
 
 // `train ga` (app/ga_train_cmd.cc): its options, and the keys of configs/ga.json read as
-// unsigned integers (app/ga_config.cc's table).
+// unsigned integers (config/ga_config.cc's table).
 const std::vector<std::string> kGaCommand = {"train", "ga", "--task", "reverse", "--run-dir", "run"};
 
 TEST(UnsignedOptions, GaCommandOptions) {

@@ -1,4 +1,4 @@
-// One run across nodes, `mpirun -np N ringrl train pqt ...` on localhost (app/node_bridge.h,
+// One run across nodes, `mpirun -np N ringrl train pqt ...` on localhost (mpi/node_bridge.h,
 // learner/remote_actors.h): 3 ranks solve `print` with records from every rank, counted per
 // rank, made with the newest weights (lag 0 at max_lag 0), their sum the run's NPE, and the
 // nodes and per-node rates in the run directory; ^C to mpirun stops every rank with a

@@ -1,4 +1,4 @@
-// `train ga --repetitions R` spread over processes (app/train_spread.h): `--parallel 2` on
+// `train ga --repetitions R` spread over processes (sweeps/train_spread.h): `--parallel 2` on
 // one machine and `mpirun -np 2` give the results.jsonl of a one-process run (GA is
 // deterministic per seed: the same lines but for the seconds), the final models in the run
 // directory, and a resume that runs only what is missing; `train random` (one process) under

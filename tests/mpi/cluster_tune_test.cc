@@ -1,4 +1,4 @@
-// `mpirun -np N ringrl tune ...` on localhost (app/cluster_jobs.h): the trials land on
+// `mpirun -np N ringrl tune ...` on localhost (sweeps/cluster_jobs.h): the trials land on
 // different ranks, every rank's results are gathered into rank 0's session directory, a rerun
 // skips them; ranks started with different settings are refused in one line; a trial stopped
 // by SIGTERM to the ranks resumes on a node that lost its directory, from rank 0's copy.

@@ -89,7 +89,7 @@ TEST_F(TrainHiro, ShortKinematicRunWritesTheRunDirectoryAndHoldsTheRatioWithOneA
   fs::remove_all(dir);
 }
 
-// Two repetitions in two processes (app/train_spread.h): each one's line reports its own
+// Two repetitions in two processes (sweeps/train_spread.h): each one's line reports its own
 // outcome from the driver's solved and summary fields, not a PQT-shaped "best_reward=0".
 TEST_F(TrainHiro, RepetitionsSpreadOverProcessesReportTheirOwnOutcome) {
   const fs::path dir = fresh_dir("spread");

@@ -1,4 +1,4 @@
-#include "app/node_bridge.h"
+#include "mpi/node_bridge.h"
 
 #include <unistd.h>
 
@@ -27,7 +27,7 @@
 #include "mpi/job_messages.h"
 #include "mpi/tags.h"
 
-namespace ringrl::app {
+namespace ringrl::mpi {
 namespace {
 
 namespace fs = std::filesystem;
@@ -439,4 +439,4 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   return shutdown_requested() ? kExitInterrupted : 0;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::mpi

@@ -27,7 +27,7 @@
 
 #include "common/runfiles/run_files.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 
 /// The log of a child run, in its run directory.
 
@@ -83,4 +83,8 @@ bool has_resumable_state(const std::filesystem::path& run_dir);
 /// std::system_error when fork fails.
 pid_t spawn_child(const std::vector<std::string>& args, const std::filesystem::path& log);
 
-}  // namespace ringrl::app
+/// The last non-blank line of a child run's log, cut to 300 characters ("" when there is none):
+/// what a failed run said last.
+std::string last_log_line(const std::filesystem::path& log);
+
+}  // namespace ringrl::sweeps

@@ -1,4 +1,4 @@
-#include "app/train_spread.h"
+#include "sweeps/train_spread.h"
 
 #include <sys/wait.h>
 
@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 
@@ -16,9 +15,8 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "app/child_runs.h"
-#include "app/cluster_jobs.h"
-#include "app/train_cli.h"
+#include "sweeps/child_runs.h"
+#include "sweeps/cluster_jobs.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
 #include "common/runfiles/results_jsonl.h"
@@ -29,7 +27,7 @@
 #include "mpi/job_messages.h"
 #include "mpi/launch.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,7 +35,6 @@ using nlohmann::json;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr const char* kRepDirPrefix = "rep-";
-constexpr std::size_t kMaxLogLineChars = 300;
 
 // Options that take a value, and flags, that are the spread's own (not the repetitions').
 const std::set<std::string> kOwnValueOptions = {"--run-dir", "--node-dir", "--parallel", "--only-repetition"};
@@ -46,15 +43,6 @@ const std::set<std::string> kOwnFlags = {"--resume"};
 bool under_several_ranks() {
   const mpi::LaunchEnvironment env = mpi::detect_launcher();
   return env.under_launcher && env.size_hint != 1;
-}
-
-std::string last_log_line(const fs::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  if (last.size() > kMaxLogLineChars) last = last.substr(0, kMaxLogLineChars) + "...";
-  return last;
 }
 
 // Repetition `rep`'s results line in its own run directory, if it finished.
@@ -86,7 +74,7 @@ std::vector<std::string> shared_train_words(const std::vector<std::string>& word
 bool spread_requested(const SpreadRequest& q) {
   const bool ranks = under_several_ranks();
   if (!ranks && q.parallel <= 1) return false;
-  if (ranks && q.repetitions <= 1) return false;  // one run across nodes (app/node_bridge.h)
+  if (ranks && q.repetitions <= 1) return false;  // one run across nodes (mpi/node_bridge.h)
   if (q.repetitions <= 1)
     throw UsageError(fmt::format("--parallel {} runs repetitions at once: expected --repetitions above 1", q.parallel));
   return true;
@@ -103,7 +91,7 @@ void refuse_several_ranks(const std::string& command) {
 
 int run_spread(const SpreadRequest& q) {
   std::unique_ptr<mpi::Comm> comm = join_mpi_job();
-  std::string run_dir = q.run_dir.empty() ? timestamped_run_dir(q.algo) : q.run_dir;
+  std::string run_dir = q.run_dir.empty() ? runfiles::timestamped_run_dir(q.algo) : q.run_dir;
   if (comm) run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's (its time stamp)
   const fs::path run(run_dir);
   const fs::path results = run / runfiles::kResultsFileName;
@@ -237,4 +225,4 @@ int run_spread(const SpreadRequest& q) {
   return failed ? kExitFailure : 0;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

@@ -1,4 +1,4 @@
-#include "app/cluster_jobs.h"
+#include "sweeps/cluster_jobs.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +22,7 @@
 #include "mpi/job_messages.h"
 #include "mpi/launch.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -319,4 +319,4 @@ int run_job_worker(mpi::Comm& comm, const ClusterSetup& setup, bool shared) {
   return forwarded ? kInterrupted : 0;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

@@ -53,7 +53,7 @@
 #include "mpi/comm.h"
 #include "mpi/record_link.h"
 
-namespace ringrl::app {
+namespace ringrl::mpi {
 
 /// A node that says nothing this long is taken for dead (RINGRL_NODE_SILENCE_S on rank 0
 /// sets another bound, in seconds).
@@ -113,4 +113,4 @@ class MpiRemoteActors final : public learner::RemoteActors {
 /// after SIGINT/SIGTERM).
 int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::mpi

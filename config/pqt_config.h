@@ -13,7 +13,7 @@
 #include "actors/pqt/pqt_actor.h"
 #include "learner/pqt/pqt_trainer.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 
 /// The directory of the shipped configs: $RINGRL_CONFIG_DIR, else the source tree's configs/.
 std::string config_dir();
@@ -28,4 +28,4 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg);
 std::uint32_t learner_threads_from(const nlohmann::json& cfg);
 actors::PqtActorOptions actor_options_from(const nlohmann::json& cfg);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

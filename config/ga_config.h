@@ -12,7 +12,7 @@
 #include "actors/ga/ga_actor.h"
 #include "learner/ga/ga_algorithm.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 
 /// Loads `file` (default: config_dir()/ga.json), then applies each "key=value" of
 /// `overrides`. Throws UsageError naming the bad key or value; unsigned settings are checked
@@ -24,4 +24,4 @@ ga::GaOptions ga_options_from(const nlohmann::json& cfg);
 /// An actor's options (segment and slot are the caller's).
 actors::GaActorOptions ga_actor_options_from(const nlohmann::json& cfg);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

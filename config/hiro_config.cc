@@ -1,17 +1,17 @@
-#include "app/hiro_config.h"
+#include "config/hiro_config.h"
 
 #include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "app/pqt_config.h"
+#include "config/pqt_config.h"
 #include "common/errors.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "learner/threads.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 namespace {
 
 using runfiles::get;
@@ -142,4 +142,4 @@ actors::HiroActorOptions hiro_actor_options_from(const nlohmann::json& cfg) {
   return a;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

@@ -1,4 +1,4 @@
-#include "app/tune_grid.h"
+#include "sweeps/tune_grid.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "common/errors.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 namespace {
 
 using nlohmann::json;
@@ -408,4 +408,4 @@ std::string format_summary_table(const std::vector<TrialResult>& results) {
   return out;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

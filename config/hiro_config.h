@@ -17,7 +17,7 @@
 #include "actors/hiro/hiro_actor.h"
 #include "learner/hiro/hiro_algorithm.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 
 /// Loads `file` (default: config_dir()/hiro.json), then applies each "key=value" of
 /// `overrides`. Throws UsageError naming the bad key or value.
@@ -36,4 +36,4 @@ HiroEnvChoice hiro_env_choice(const nlohmann::json& cfg);
 hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg);
 actors::HiroActorOptions hiro_actor_options_from(const nlohmann::json& cfg);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

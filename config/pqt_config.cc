@@ -1,4 +1,4 @@
-#include "app/pqt_config.h"
+#include "config/pqt_config.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,7 +12,7 @@
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 namespace {
 
 using runfiles::get;
@@ -157,4 +157,4 @@ actors::PqtActorOptions actor_options_from(const nlohmann::json& cfg) {
   return a;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

@@ -1,7 +1,7 @@
 // Whole runs spread over the ranks of an MPI job (`mpirun -np N ringrl tune|train ...`).
 //
 // Rank 0 holds the session directory and decides what runs where; every rank, rank 0
-// included, runs child runs (app/child_runs.h) on its own slots (its GPUs, or --parallel CPU
+// included, runs child runs (sweeps/child_runs.h) on its own slots (its GPUs, or --parallel CPU
 // slots), each a complete single-node run in the rank's node directory. The messages are
 // mpi/job_messages.h.
 //
@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "app/child_runs.h"
+#include "sweeps/child_runs.h"
 #include "mpi/comm.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 
 /// One run slot of the job.
 struct ClusterSlot {
@@ -114,4 +114,4 @@ std::unique_ptr<mpi::Comm> join_mpi_job();
 /// "{rank}" in `dir` replaced by `rank` (node directories given once for every rank).
 std::filesystem::path node_dir_for(const std::string& dir, int rank);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

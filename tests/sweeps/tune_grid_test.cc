@@ -1,6 +1,6 @@
 // `ringrl tune` without processes: the §6.3 grids, trial decoding, subsets, settings,
 // the child command line, aggregation and ordering.
-#include "app/tune_grid.h"
+#include "sweeps/tune_grid.h"
 
 #include <algorithm>
 #include <set>
@@ -12,7 +12,7 @@
 
 #include "common/errors.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 namespace {
 
 using nlohmann::json;
@@ -370,4 +370,4 @@ TEST(TuneAggregate, SummaryTableKeepsTheGivenOrder) {
 }
 
 }  // namespace
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

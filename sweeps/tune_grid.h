@@ -38,7 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 
 // The fixed settings of paper tuning (§6.3).
 inline constexpr const char* kPaperTuneTasks[] = {"reverse-tune", "remove-char-tune"};
@@ -162,4 +162,4 @@ nlohmann::ordered_json trial_result_json(const TrialResult& r, const std::string
 /// The summary table (header, one row per result in the given order).
 std::string format_summary_table(const std::vector<TrialResult>& results);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

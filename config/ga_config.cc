@@ -1,15 +1,15 @@
-#include "app/ga_config.h"
+#include "config/ga_config.h"
 
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string_view>
 
-#include "app/pqt_config.h"
+#include "config/pqt_config.h"
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 
-namespace ringrl::app {
+namespace ringrl::config {
 namespace {
 
 using runfiles::get;
@@ -82,4 +82,4 @@ actors::GaActorOptions ga_actor_options_from(const nlohmann::json& cfg) {
   return a;
 }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::config

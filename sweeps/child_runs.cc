@@ -1,10 +1,11 @@
-#include "app/child_runs.h"
+#include "sweeps/child_runs.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <system_error>
 #include <thread>
 
@@ -13,7 +14,7 @@
 #include "common/spawn.h"
 #include "mpi/launch.h"
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,6 +23,16 @@ constexpr const char* kSelfExe = "/proc/self/exe";
 constexpr const char* kResumeFlag = "--resume";
 
 }  // namespace
+
+std::string last_log_line(const fs::path& log) {
+  constexpr std::size_t kMaxChars = 300;
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  if (last.size() > kMaxChars) last = last.substr(0, kMaxChars) + "...";
+  return last;
+}
 
 bool has_resumable_state(const fs::path& run_dir) {
   return fs::exists(run_dir / runfiles::kResultsFileName) || fs::exists(run_dir / runfiles::kCheckpointFileName);
@@ -67,4 +78,4 @@ void LocalChildRunner::signal(std::uint64_t id, int sig) {
 
 void LocalChildRunner::idle(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps

@@ -9,13 +9,13 @@
 // RUN/model-rep<r>.ckpt, so RUN holds what a one-process run of the R repetitions holds
 // (lines in the order the repetitions ended). Under MPI, rank 0 holds RUN and hands out the
 // repetitions; the other ranks run theirs in --node-dir and send the directories back
-// (app/cluster_jobs.h).
+// (sweeps/cluster_jobs.h).
 //
 // Contract:
 // * spread_requested() says whether the parsed command asks for it: --parallel above 1, or
 //   more than one rank with --repetitions above 1. one_run_across_nodes() says whether it asks
 //   for one run whose actors live on every rank instead (more than one rank and no repetitions
-//   to spread; app/node_bridge.h): pqt, ga and hiro. refuse_several_ranks() is for commands
+//   to spread; mpi/node_bridge.h): pqt, ga and hiro. refuse_several_ranks() is for commands
 //   that run in one process only (`train random`): a UsageError (one line) on rank 0, rather
 //   than N copies of one run in one directory.
 // * run_spread() returns the command's exit status: 0, 1 when a repetition failed, 130 after
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-namespace ringrl::app {
+namespace ringrl::sweeps {
 
 struct SpreadRequest {
   std::string algo;                // the `train` subcommand: "pqt", "ga", "hiro"
@@ -59,4 +59,4 @@ int run_spread(const SpreadRequest& q);
 /// in either "--x v" or "--x=v" form) and --resume: the arguments every repetition shares.
 std::vector<std::string> shared_train_words(const std::vector<std::string>& words);
 
-}  // namespace ringrl::app
+}  // namespace ringrl::sweeps
