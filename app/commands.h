@@ -10,6 +10,7 @@
 // Registration runs during static initialisation, before main(); it only appends to a list.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct CommandTree {
   CLI::App& train;    // `ringrl train`: one subcommand per algorithm
   CLI::App& bench;    // `ringrl bench`: throughput measurements
   CLI::App& profile;  // `ringrl profile`: traces of one component
+  /// Objects a command hands to main() to outlive its error report: an MPI job's communicator
+  /// and rank 0's nodes, so that the one error line is printed before MPI_Finalize. main()
+  /// owns the vector and clears it, last first, after printing.
+  std::vector<std::shared_ptr<void>>& until_exit;
+  /// The exit status a command's callback sets when it is not 0 (main returns it, so that
+  /// `until_exit` is released: std::exit would skip that).
+  int& status;
 };
 
 using AddCommands = void (*)(CommandTree& tree);

@@ -44,7 +44,7 @@ int run_ga_train(const GaCli& c) {
   o.run_dir = run_dir;
   o.resume = c.resume;
   o.only_repetition = only_repetition(c);
-  o.remote = cluster_remote_actors();  // under mpirun: the other ranks' evaluators (docs/cluster.md)
+  o.remote = c.remote;  // under mpirun: the other ranks' evaluators (docs/cluster.md)
   o.validate();  // every setting and the task, before the run directory is written
   fs::create_directories(run_dir);
   o.config_path = runfiles::write_resolved(cfg, run_dir).string();
@@ -98,9 +98,8 @@ void add_ga_train_commands(CommandTree& tree) {
                         {"--max-npe", "Programs-executed budget per repetition (0 = unlimited; default 20000000)",
                          "Evaluator actor processes", kMaxActors, "configs/ga.json", "runs/ga-<task>-<time>",
                          /*uses_gpu=*/false});
-  cmd->callback([c] {
-    const int rc = run_ga_train(*c);
-    if (rc != 0) std::exit(rc);
+  cmd->callback([c, cmd, keep = &tree.until_exit, status = &tree.status] {
+    *status = run_train_command(*cmd, *c, *keep, [&] { return run_ga_train(*c); });
   });
 }
 

@@ -49,7 +49,7 @@ int run_train(const TrainCli& c) {
   t.run_dir = run_dir;
   t.resume = c.resume;
   t.only_repetition = only_repetition(c);
-  t.remote = cluster_remote_actors();  // under mpirun: the other ranks' collectors (docs/cluster.md)
+  t.remote = c.remote;  // under mpirun: the other ranks' collectors (docs/cluster.md)
   t.validate();  // every setting, before the run directory is written
   fs::create_directories(run_dir);
   t.config_path = runfiles::write_resolved(cfg, run_dir).string();
@@ -140,9 +140,8 @@ void add_hiro_commands(CommandTree& tree) {
       {"--max-env-steps", "Env-step budget per repetition (0 = unlimited)", "Collector processes (plus one evaluator)",
        kMaxTrainActors, "configs/hiro.json", "runs/hiro-<env>-<time>"});
   hiro->add_option("--device", c->device, "auto, cpu or cuda:N");
-  hiro->callback([c] {
-    const int rc = run_train(*c);
-    if (rc != 0) std::exit(rc);
+  hiro->callback([c, hiro, keep = &tree.until_exit, status = &tree.status] {
+    *status = run_train_command(*hiro, *c, *keep, [&] { return run_train(*c); });
   });
 
   struct BenchCli {
@@ -157,11 +156,10 @@ void add_hiro_commands(CommandTree& tree) {
   bench->add_option("--config", b->config, "Config file (default: configs/hiro.json)");
   bench->add_option("--set", b->sets, "Override a config key: --set key=value (repeatable)");
   bench->add_flag("--json", b->json, "One JSON line");
-  bench->callback([b] {
+  bench->callback([b, status = &tree.status] {
     std::vector<std::string> sets{"env=" + b->env};
     sets.insert(sets.end(), b->sets.begin(), b->sets.end());
-    const int rc = run_bench(b->config, sets, b->json);
-    if (rc != 0) std::exit(rc);
+    *status = run_bench(b->config, sets, b->json);
   });
 }
 

@@ -202,9 +202,8 @@ void add_link_bench_command(CommandTree& tree) {
       ->capture_default_str();
   add_unsigned(*cmd, "--rounds", c->rounds, "Weight publications timed", 1, 100000)->capture_default_str();
   cmd->add_flag_callback("--json", [] {}, "Accepted for symmetry with the other benches (the output is JSON)");
-  cmd->callback([c] {
-    const int rc = run_link_bench(*c);
-    if (rc != 0) std::exit(rc);
+  cmd->callback([c, status = &tree.status] {
+    *status = run_link_bench(*c);
   });
 }
 

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -67,7 +69,15 @@ int main(int argc, char** argv) {
   CLI::App* bench = root.add_subcommand("bench", "Measure throughput (ring, bf, env, npe)");
   bench->require_subcommand(1);
   ringrl::app::set_command_line(argc, argv);
-  ringrl::app::CommandTree tree{root, *train, *bench, *profile};
+  std::vector<std::shared_ptr<void>> until_exit;  // destroyed after any error line (commands.h)
+  struct ReleaseLastFirst {
+    std::vector<std::shared_ptr<void>>& held;
+    ~ReleaseLastFirst() {
+      while (!held.empty()) held.pop_back();
+    }
+  } release{until_exit};
+  int status = ringrl::kExitOk;  // a command's own (commands.h)
+  ringrl::app::CommandTree tree{root, *train, *bench, *profile, until_exit, status};
   ringrl::app::add_registered_commands(tree);
 #ifdef RINGRL_FULL_BINARY
   // The shared parents (and the root) list every command only in the full binary.
@@ -94,5 +104,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ringrl: error: %s\n", e.what());
     return ringrl::kExitFailure;
   }
-  return ringrl::kExitOk;
+  return status;
 }

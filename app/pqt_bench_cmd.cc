@@ -140,7 +140,7 @@ void bench_one_machine(const NpeCli& c, const nlohmann::json& cfg, const fs::pat
 }
 
 // Rank 0 of an MPI job: rank 0 alone with every rank's actors, then the run across the ranks.
-void bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir) {
+int bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir) {
   const std::uint32_t ranks = static_cast<std::uint32_t>(job.ranks);
   if (c.actors * ranks > kMaxActors)
     throw UsageError(fmt::format("--actors {} on {} ranks: rank 0 alone would run {} actors, expected at most {}",
@@ -148,7 +148,7 @@ void bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir
   const nlohmann::json cfg = npe_config(c, c.actors);
   const std::uint64_t max_lag = train_options_from(cfg).max_lag;
 
-  learner::RemoteActors* remote = cluster_remote_actors();
+  learner::RemoteActors* remote = job.remote;
   learner::TrainSummary one, across;
   try {
     // 1. Rank 0 alone with N x A actors; the bridges wait for their plan.
@@ -161,7 +161,7 @@ void bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir
   }
   remove_tree(dir);
   // Interrupted: no figures; the bridges hear stop from rank 0's side of the nodes as it exits.
-  if (one.interrupted || across.interrupted) std::exit(kExitInterrupted);
+  if (one.interrupted || across.interrupted) return kExitInterrupted;
   nlohmann::json node_records = nlohmann::json::array();  // rank 1, 2, ...: records rank 0 took from each
   for (const learner::RemoteNodeStats& n : remote->stats()) node_records.push_back(n.records);
 
@@ -202,28 +202,26 @@ void bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir
     std::printf("     ratio %.3f (%+.1f%%)\n", ratio, 100 * (ratio - 1));
   }
   std::fflush(stdout);
+  return kExitOk;
 }
 
-void run_npe_bench(const NpeCli& c) {
+int run_npe_bench(const NpeCli& c, std::vector<std::shared_ptr<void>>& until_exit) {
   if (!(c.seconds > 0)) throw UsageError(fmt::format("--seconds {}: expected a positive number", c.seconds));
   const nlohmann::json cfg = npe_config(c, c.actors);  // bad settings: one line on every rank, before any joins
   const fs::path dir = fs::temp_directory_path() / fmt::format("ringrl-bench-npe-{}", getpid());
   // Under mpirun: ranks other than 0 are node bridges from here on (rank 0's plan comes after
   // its run alone), rank 0 has checked their settings.
-  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string());
+  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string(), until_exit);
   if (job.bridge_status) {
     std::error_code ec;  // this host's part of rank 0's directory, if rank 0 is elsewhere
     fs::remove_all(job.node_dir, ec);
     fs::remove(job.node_dir.parent_path(), ec);
     fs::remove(job.node_dir.parent_path().parent_path(), ec);
-    if (*job.bridge_status != 0) std::exit(*job.bridge_status);
-    return;
+    return *job.bridge_status;
   }
-  if (job.joined) {
-    bench_across_ranks(c, job, fs::path(job.run_dir).parent_path());
-    return;
-  }
+  if (job.joined) return bench_across_ranks(c, job, fs::path(job.run_dir).parent_path());
   bench_one_machine(c, cfg, dir);
+  return kExitOk;
 }
 
 void add_npe_bench_command(CommandTree& tree) {
@@ -241,7 +239,7 @@ void add_npe_bench_command(CommandTree& tree) {
   npe->add_option("--config", n->config, "Config file (default: configs/pqt.json)");
   npe->add_option("--set", n->sets, "Override a config key (repeatable)");
   npe->add_flag("--json", n->json, "Print one JSON object");
-  npe->callback([n] { run_npe_bench(*n); });
+  npe->callback([n, keep = &tree.until_exit, status = &tree.status] { *status = run_npe_bench(*n, *keep); });
 }
 
 const CommandFamily kRegistration(kOrderBench, add_npe_bench_command);

@@ -50,7 +50,7 @@ int run_train(const TrainCli& c) {
   t.run_dir = run_dir;
   t.resume = c.resume;
   t.only_repetition = only_repetition(c);
-  t.remote = cluster_remote_actors();  // under mpirun: the other ranks' actors (docs/cluster.md)
+  t.remote = c.remote;  // under mpirun: the other ranks' actors (docs/cluster.md)
   t.validate();  // every setting, before the run directory is written
   fs::create_directories(run_dir);
   t.config_path = runfiles::write_resolved(cfg, run_dir).string();
@@ -95,9 +95,8 @@ void add_pqt_train_commands(CommandTree& tree) {
                         {"--max-npe", "Programs-executed budget per repetition (0 = unlimited)", "Actor processes",
                          kMaxActors, "configs/pqt.json", "runs/pqt-<task>-<mode>-<time>"});
   pqt->add_option("--device", c->device, "auto, cpu or cuda:N");
-  pqt->callback([c] {
-    const int rc = run_train(*c);
-    if (rc != 0) std::exit(rc);
+  pqt->callback([c, pqt, keep = &tree.until_exit, status = &tree.status] {
+    *status = run_train_command(*pqt, *c, *keep, [&] { return run_train(*c); });
   });
 }
 

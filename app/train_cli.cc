@@ -55,61 +55,59 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
   add_unsigned(cmd, "--only-repetition", c.only_repetition, "Run only this repetition (what a spread run gives each "
                                                             "child)")
       ->group("");  // hidden: sweeps/train_spread.h
-  // A spread of the repetitions runs instead of the command (sweeps/train_spread.h).
-  cmd.parse_complete_callback([&cmd, &c] {
-    if (c.only_repetition) return;  // one repetition of a spread run: runs as itself
-    SpreadRequest q;
-    q.algo = cmd.get_name();
-    q.uses_gpu = trainer_traits(q.algo).uses_gpu;
-    q.words = command_line();
-    q.run_dir = c.run_dir;
-    q.node_dir = c.node_dir;
-    q.repetitions = c.repetitions.value_or(0);
-    q.parallel = c.parallel.value_or(0);
-    q.resume = c.resume;
-    if (one_run_across_nodes(q)) {
-      join_nodes(q, c);
-      return;  // rank 0 runs the command, with the other ranks' actors
-    }
-    if (!spread_requested(q)) return;
-    std::exit(run_spread(q));
-  });
 }
 
-namespace {
-learner::RemoteActors* g_remote = nullptr;  // set once, before the command's callback runs
-}  // namespace
+int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shared_ptr<void>>& until_exit,
+                      const std::function<int()>& run) {
+  if (c.only_repetition) return run();  // one repetition of a spread run: runs as itself
+  SpreadRequest q;
+  q.algo = cmd.get_name();
+  q.uses_gpu = trainer_traits(q.algo).uses_gpu;
+  q.words = command_line();
+  q.run_dir = c.run_dir;
+  q.node_dir = c.node_dir;
+  q.repetitions = c.repetitions.value_or(0);
+  q.parallel = c.parallel.value_or(0);
+  q.resume = c.resume;
+  if (one_run_across_nodes(q)) {
+    std::vector<std::string> settings = shared_train_words(q.words);
+    settings.push_back(c.run_dir);
+    const NodeJob job =
+        join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir, until_exit);
+    if (job.bridge_status) return *job.bridge_status;
+    if (job.joined) {
+      c.run_dir = job.run_dir;
+      c.remote = job.remote;  // rank 0 runs the command, with the other ranks' actors
+    }
+    return run();
+  }
+  if (spread_requested(q)) return run_spread(q);
+  return run();
+}
 
-learner::RemoteActors* cluster_remote_actors() { return g_remote; }
-
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir) {
-  // The communicator and rank 0's side of the nodes live until the process ends.
-  static std::unique_ptr<mpi::Comm> comm = join_mpi_job();
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir,
+                      std::vector<std::shared_ptr<void>>& until_exit) {
   NodeJob job;
-  if (!comm) return job;
+  std::shared_ptr<mpi::Comm> owned = join_mpi_job();
+  if (!owned) return job;
+  until_exit.push_back(owned);  // released last first: the nodes below, then the communicator
+  mpi::Comm& comm = *owned;
   job.joined = true;
-  job.rank = comm->rank();
-  job.ranks = comm->size();
-  job.run_dir = comm->broadcast(run_dir, 0);  // one directory: rank 0's
+  job.rank = comm.rank();
+  job.ranks = comm.size();
+  job.run_dir = comm.broadcast(run_dir, 0);  // one directory: rank 0's
   mpi::BridgeSetup setup;
   setup.fingerprint = mpi::fingerprint(settings);
-  setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm->rank());
+  setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm.rank());
   job.node_dir = setup.node_dir;
-  if (comm->rank() != 0) {
-    job.bridge_status = mpi::run_node_bridge(*comm, setup);
+  if (comm.rank() != 0) {
+    job.bridge_status = mpi::run_node_bridge(comm, setup);
     return job;
   }
-  static std::unique_ptr<mpi::MpiRemoteActors> remote = std::make_unique<mpi::MpiRemoteActors>(*comm, setup);
-  g_remote = remote.get();
+  auto remote = std::make_shared<mpi::MpiRemoteActors>(comm, setup);
+  until_exit.push_back(remote);
+  job.remote = remote.get();
   return job;
-}
-
-void join_nodes(const SpreadRequest& q, TrainRunCli& c) {
-  std::vector<std::string> settings = shared_train_words(q.words);
-  settings.push_back(c.run_dir);
-  const NodeJob job = join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir);
-  if (job.bridge_status) std::exit(*job.bridge_status);
-  if (job.joined) c.run_dir = job.run_dir;
 }
 
 std::int64_t only_repetition(const TrainRunCli& c) {

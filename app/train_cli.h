@@ -6,9 +6,9 @@
 //   --max-env-steps), --max-seconds, --repetitions, --seed, --config, --set, --run-dir,
 //   --resume, --parallel, --node-dir (and the hidden --only-repetition that a spread run gives
 //   each of its children). Numbers go through app/cli_numbers.h, so a bad value is one line
-//   and status 2. When the parsed command asks for its repetitions spread (--parallel above
-//   1, or several MPI ranks: sweeps/train_spread.h), the spread runs instead of the command's
-//   callback, and the process exits with its status.
+//   and status 2. Parsing only fills TrainRunCli; the command's callback calls
+//   run_train_command(), which decides between a spread (--parallel above 1, or several MPI
+//   ranks: sweeps/train_spread.h), one run across nodes, and the run itself.
 // * train_overrides() returns `first` (the command's own keys, e.g. task=...), then one
 //   key=value for each shared option that was given (actors, repetitions, the budget key,
 //   seed, max_seconds), then every --set in order: later entries win.
@@ -16,11 +16,13 @@
 //   config.json (the run's own settings, to which new overrides apply); else nothing, and the
 //   run starts from --config (empty = the command's default file).
 // * join_node_job() is how a command joins one run across nodes under mpirun (mpi/node_bridge.h):
-//   `train pqt|ga|hiro` through join_nodes(), `bench npe` directly.
+//   `train pqt|ga|hiro` through run_train_command(), `bench npe` directly.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "common/exit_status.h"
 #include "common/runfiles/run_files.h"
 #include "learner/remote_actors.h"
+#include "mpi/comm.h"
 
 namespace ringrl::sweeps {
 struct SpreadRequest;
@@ -52,6 +55,7 @@ struct TrainRunCli {
   std::optional<std::uint64_t> budget, seed;  // budget: --max-npe or --max-env-steps
   std::optional<double> max_seconds;
   bool resume = false;
+  learner::RemoteActors* remote = nullptr;  // set by run_train_command in a run across nodes
 };
 
 /// What differs between the commands.
@@ -76,17 +80,15 @@ struct TrainerTraits {
 /// The traits `train <name>` registered; throws UsageError for a name no command registered.
 const TrainerTraits& trainer_traits(const std::string& name);
 
-/// Under mpirun with one run across nodes (mpi/node_bridge.h): rank 0's view of the other
-/// ranks' actors, for the command's run settings (RunSettings::remote); else null.
-learner::RemoteActors* cluster_remote_actors();
-
-/// What join_node_job() made of this process.
+/// What join_node_job() made of this process. The job's communicator and rank 0's nodes live in
+/// `until_exit` (app/commands.h), which outlives the run and its error report.
 struct NodeJob {
   bool joined = false;               // one rank of several: this process is part of a run across nodes
   int rank = 0, ranks = 1;           // this process's rank; ranks in the job
   std::string run_dir;               // rank 0's run directory, the same on every rank
   std::filesystem::path node_dir;    // this rank's: RUN_DIR/node-<rank>, on its own host
   std::optional<int> bridge_status;  // a rank other than 0: its node bridge ran; its exit status
+  learner::RemoteActors* remote = nullptr;  // rank 0: the other ranks' actors (RunSettings::remote)
 };
 
 /// Under mpirun/srun with several ranks (mpi/launch.h), joins the MPI job of one run across
@@ -96,12 +98,16 @@ struct NodeJob {
 /// until rank 0 stops it, and returns the bridge's exit status (2: refused). Rank 0 waits for
 /// every node's hello, refuses the job (UsageError, one line naming the rank) when a node
 /// runs another build or its `settings` (the words every rank must share) differ, and
-/// returns with cluster_remote_actors() set. Once per process, from the main thread.
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir);
+/// returns with `remote` set. Once per process, from the main thread.
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir,
+                      std::vector<std::shared_ptr<void>>& until_exit);
 
-/// join_node_job() for `train <algo>`: ranks other than 0 exit with their bridge's status;
-/// rank 0 sets c.run_dir to the job's run directory (a timestamped one when none was given).
-void join_nodes(const SpreadRequest& q, TrainRunCli& c);
+/// Runs `train <cmd>` as its command line asks, after parsing: the spread of its repetitions
+/// (sweeps/train_spread.h), one run across the ranks of an MPI job (ranks other than 0 run
+/// their node bridge; rank 0 runs `run` with c.run_dir the job's and c.remote the other ranks'
+/// actors), or `run` alone. Returns the exit status.
+int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shared_ptr<void>>& until_exit,
+                      const std::function<int()>& run);
 
 /// The driver's only_repetition for the command line (-1: every repetition).
 std::int64_t only_repetition(const TrainRunCli& c);

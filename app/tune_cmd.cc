@@ -499,9 +499,8 @@ void add_tune_command(CommandTree& tree) {
                    "Under mpirun/srun: where ranks other than 0 run their trials, \"{rank}\" replaced by the rank "
                    "(default: --run-dir on their host); results are gathered into rank 0's --run-dir");
   tune->add_flag("--dry-run", c->dry_run, "List the trials and their hyper-parameters; run nothing");
-  tune->callback([c] {
-    const int rc = run_tune(*c);
-    if (rc != 0) std::exit(rc);
+  tune->callback([c, status = &tree.status] {
+    *status = run_tune(*c);
   });
 }
 
