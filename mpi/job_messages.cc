@@ -1,6 +1,7 @@
 #include "mpi/job_messages.h"
 
 #include <algorithm>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -15,7 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Kind : std::uint16_t { kHello = 1, kWelcome, kStart, kExit, kSignal, kFinish };
+enum class Kind : std::uint16_t {
+  kHello = 1, kWelcome, kStart, kExit, kSignal, kFinish,
+  // The node bridge's (BridgeControlKind's values), then its status.
+  kPlan = 7, kWeights, kPermits, kBudget, kStop, kStatus
+};
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -25,6 +30,12 @@ const char* kind_name(Kind k) {
     case Kind::kExit: return "exit";
     case Kind::kSignal: return "signal";
     case Kind::kFinish: return "finish";
+    case Kind::kPlan: return "plan";
+    case Kind::kWeights: return "weights";
+    case Kind::kPermits: return "permits";
+    case Kind::kBudget: return "budget";
+    case Kind::kStop: return "stop";
+    case Kind::kStatus: return "status";
   }
   return "?";
 }
@@ -54,16 +65,22 @@ struct Out {
 struct In {
   MemorySource src;
   ByteReader r;
-  In(std::string_view bytes, const std::string& from, Kind k)
-      : src(bytes), r(src, fmt::format("{}: job message '{}'", from, kind_name(k))) {
+  Kind kind;
+  // Expects a message of kind `k`; with no `k`, any of the bridge's control kinds.
+  In(std::string_view bytes, const std::string& from, std::optional<Kind> k)
+      : src(bytes),
+        r(src, k ? fmt::format("{}: job message '{}'", from, kind_name(*k)) : fmt::format("{}: control message", from)) {
     if (r.get<std::uint32_t>() != kJobMagic) r.fail("not a job message (wrong magic)");
     const auto version = r.get<std::uint16_t>();
     if (version != kJobProtocolVersion)
       r.fail(fmt::format("protocol version {}, expected {} (ranks run different ringrl builds)", version,
                          kJobProtocolVersion));
-    const auto kind = r.get<std::uint16_t>();
-    if (kind != static_cast<std::uint16_t>(k))
-      r.fail(fmt::format("message kind {}, expected {}", kind, static_cast<unsigned>(k)));
+    const auto got = r.get<std::uint16_t>();
+    kind = static_cast<Kind>(got);
+    if (k ? got != static_cast<std::uint16_t>(*k) : (got < static_cast<std::uint16_t>(Kind::kPlan) || got > static_cast<std::uint16_t>(Kind::kStop)))
+      r.fail(k ? fmt::format("message kind {}, expected {}", got, static_cast<unsigned>(*k))
+               : fmt::format("message kind {}, expected a control kind ({} to {})", got,
+                             static_cast<unsigned>(Kind::kPlan), static_cast<unsigned>(Kind::kStop)));
   }
   std::string text() { return r.get_string(kMaxTextChars); }
   std::uint64_t count() {
@@ -127,6 +144,50 @@ std::string encode(const SignalJobs& m) {
   Out o(Kind::kSignal);
   o.w.put(m.job);
   o.w.put(m.signal);
+  return std::move(o.bytes);
+}
+
+std::string encode(const BridgePlan& m) {
+  Out o(Kind::kPlan);
+  o.w.put(m.actors);
+  o.w.put(m.ring_capacity);
+  o.w.put(m.blob_bytes);
+  o.w.put(m.record_mask);
+  o.w.put(m.records_per_unit);
+  o.w.put_string(m.budget_counter);
+  o.w.put_string(m.config);
+  o.w.put<std::uint64_t>(m.launches.size());
+  for (const auto& args : m.launches) o.strings(args);
+  return std::move(o.bytes);
+}
+
+std::string encode_weights(std::uint64_t channel_version, std::uint64_t permits, std::uint64_t budget,
+                           const std::byte* blob, std::size_t bytes) {
+  Out o(Kind::kWeights);
+  o.w.put(channel_version);
+  o.w.put(permits);
+  o.w.put(budget);
+  o.w.put<std::uint64_t>(bytes);
+  o.w.put_bytes(blob, bytes);
+  return std::move(o.bytes);
+}
+
+std::string encode_count(BridgeControlKind kind, std::uint64_t count) {
+  Out o(static_cast<Kind>(kind));
+  o.w.put(count);
+  return std::move(o.bytes);
+}
+
+std::string encode_stop() { return std::move(Out(Kind::kStop).bytes); }
+
+std::string encode(const BridgeStatus& m) {
+  Out o(Kind::kStatus);
+  o.w.put(m.running);
+  o.w.put(m.restarts);
+  o.w.put<std::uint8_t>(m.failed ? 1 : 0);
+  o.w.put<std::uint8_t>(m.final ? 1 : 0);
+  o.w.put(m.signal);
+  o.w.put(m.lost);
   return std::move(o.bytes);
 }
 
@@ -272,6 +333,61 @@ std::uint64_t fingerprint(const std::vector<std::string>& parts) noexcept {
     mix(s.data(), s.size());
   }
   return h;
+}
+
+BridgeControl decode_control(std::string_view bytes, const std::string& from) {
+  In in(bytes, from, std::nullopt);
+  BridgeControl m;
+  m.kind = static_cast<BridgeControlKind>(in.kind);
+  switch (in.kind) {
+    case Kind::kPlan: {
+      BridgePlan& p = m.plan;
+      p.actors = in.r.get<std::uint32_t>();
+      p.ring_capacity = in.r.get<std::uint64_t>();
+      p.blob_bytes = in.r.get<std::uint64_t>();
+      p.record_mask = in.r.get<std::uint64_t>();
+      p.records_per_unit = in.r.get<std::uint64_t>();
+      p.budget_counter = in.text();
+      p.config = in.r.get_string(kMaxMessageBytes);
+      p.launches.resize(in.count());
+      for (auto& args : p.launches) args = in.strings();
+      if (p.launches.size() != p.actors)
+        in.r.fail(fmt::format("{} launches for {} actors", p.launches.size(), p.actors));
+      break;
+    }
+    case Kind::kWeights: {
+      m.channel_version = in.r.get<std::uint64_t>();
+      m.count = in.r.get<std::uint64_t>();
+      m.budget = in.r.get<std::uint64_t>();
+      const auto n = in.r.get<std::uint64_t>();
+      if (n != in.src.remaining()) in.r.fail(fmt::format("a blob of {} bytes with {} bytes left", n, in.src.remaining()));
+      m.blob = bytes.substr(bytes.size() - n);
+      return m;
+    }
+    case Kind::kPermits:
+    case Kind::kBudget:
+      m.count = in.r.get<std::uint64_t>();
+      break;
+    default:  // kStop
+      break;
+  }
+  in.r.expect_end();
+  return m;
+}
+
+BridgeStatus decode_status(std::string_view bytes, const std::string& from) {
+  In in(bytes, from, Kind::kStatus);
+  BridgeStatus m;
+  m.running = in.r.get<std::uint32_t>();
+  m.restarts = in.r.get<std::uint32_t>();
+  const auto failed = in.r.get<std::uint8_t>(), final = in.r.get<std::uint8_t>();
+  if (failed > 1 || final > 1) in.r.fail("a flag other than 0 or 1");
+  m.failed = failed == 1;
+  m.final = final == 1;
+  m.signal = in.r.get<std::int32_t>();
+  m.lost = in.r.get<std::uint64_t>();
+  in.r.expect_end();
+  return m;
 }
 
 }  // namespace ringrl::mpi

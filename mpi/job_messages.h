@@ -22,6 +22,7 @@
 //   subdirectories); write_run_files() writes each file atomically and only under `dir`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -33,7 +34,7 @@
 namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kJobMagic = 0x424f4a52;  // "RJOB"
-inline constexpr std::uint16_t kJobProtocolVersion = 1;
+inline constexpr std::uint16_t kJobProtocolVersion = 2;  // 2: the node bridge's messages joined
 inline constexpr std::uint64_t kMaxTextChars = 1 << 16;      // one argument, name, host, error
 inline constexpr std::uint64_t kMaxListItems = 1 << 12;      // arguments, slots, files
 inline constexpr std::uint64_t kMaxFileNameChars = 255;      // a file name (no directories)
@@ -75,6 +76,43 @@ struct SignalJobs {
   std::int32_t signal = 0;
 };
 
+/// Rank 0 -> a node bridge, on kBridgeControl (mpi/node_bridge.h): what a message carries.
+enum class BridgeControlKind : std::uint16_t { kPlan = 7, kWeights = 8, kPermits = 9, kBudget = 10, kStop = 11 };
+
+/// What a node runs: its segment's shape, its actors' launches and the run's resolved config.
+struct BridgePlan {
+  std::uint32_t actors = 0;
+  std::uint64_t ring_capacity = 0, blob_bytes = 0, record_mask = 0, records_per_unit = 1;
+  std::string budget_counter;                      // "npe" or "env_steps": the control-block counter
+  std::string config;                              // the run's resolved config.json, as text
+  std::vector<std::vector<std::string>> launches;  // per actor: ActorLaunch::to_args() (common/actor_launch.h)
+};
+
+/// One control message. kWeights: channel_version, count (the node's permits), budget and
+/// blob (a view into the decoded bytes); kPermits, kBudget: count; kPlan: plan; kStop: nothing.
+struct BridgeControl {
+  BridgeControlKind kind = BridgeControlKind::kStop;
+  BridgePlan plan;
+  std::uint64_t channel_version = 0, count = 0, budget = 0;
+  std::string_view blob;
+};
+
+/// A node bridge -> rank 0, on kBridgeStatus.
+struct BridgeStatus {
+  std::uint32_t running = 0, restarts = 0;
+  bool failed = false;   // every actor of the node is down for good
+  bool final = false;    // the bridge's last word
+  std::int32_t signal = 0;  // on the final status: the signal that stopped the bridge, or 0
+  std::uint64_t lost = 0;   // records the node's dead actors claimed and never delivered, in total
+};
+
+std::string encode(const BridgePlan& m);
+std::string encode_weights(std::uint64_t channel_version, std::uint64_t permits, std::uint64_t budget,
+                           const std::byte* blob, std::size_t bytes);
+std::string encode_count(BridgeControlKind kind, std::uint64_t count);  // kPermits or kBudget
+std::string encode_stop();
+std::string encode(const BridgeStatus& m);
+
 std::string encode(const Hello& m);
 std::string encode(const Welcome& m);
 std::string encode(const StartJob& m);
@@ -89,6 +127,9 @@ StartJob decode_start(std::string_view bytes, const std::string& from);
 JobExit decode_exit(std::string_view bytes, const std::string& from);
 SignalJobs decode_signal(std::string_view bytes, const std::string& from);
 void decode_finish(std::string_view bytes, const std::string& from);
+/// A control message of any kind; the blob of a kWeights message is a view into `bytes`.
+BridgeControl decode_control(std::string_view bytes, const std::string& from);
+BridgeStatus decode_status(std::string_view bytes, const std::string& from);
 
 /// This build's version (the project version and kJobProtocolVersion).
 std::string build_version();

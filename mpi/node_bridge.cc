@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include "common/actor_pool.h"
 #include "common/byte_codec.h"
@@ -32,9 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using nlohmann::json;
 
-enum class ControlKind : std::uint32_t { kWeights = 1, kPermits = 2, kStop = 3, kPlan = 4, kBudget = 5 };
 
 constexpr auto kStatusEvery = std::chrono::seconds(1);
 // The run's budget reaches the nodes with each publication, or on its own at most this often
@@ -45,49 +42,12 @@ constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT
 constexpr auto kHelloWait = std::chrono::minutes(5);
 constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
 
-struct Status {
-  std::uint32_t running = 0, restarts = 0;
-  std::uint8_t failed = 0, final = 0;
-  std::uint16_t signal = 0;  // on the final status: the signal that stopped the bridge, or 0
-  std::uint32_t reserved2 = 0;
-  std::uint64_t lost = 0;  // records the node's dead actors claimed and never delivered, in total
-};
-static_assert(sizeof(Status) == 24);
-
-struct WeightsHead {
-  std::uint32_t kind;  // ControlKind::kWeights
-  std::uint32_t reserved;
-  std::uint64_t channel_version;
-  std::uint64_t permits;  // this node's share
-  std::uint64_t budget;   // the run's budget used (the driver's control-block counter)
-};
-
-// ControlKind::kPermits (the node's share) and kBudget (the run's budget used): one count.
-struct CountMessage {
-  std::uint32_t kind;
-  std::uint32_t reserved;
-  std::uint64_t value;
-};
-
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}", p.string()));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-template <class T>
-T decode_pod(std::string_view bytes, const std::string& from, const char* what) {
-  T v;
-  if (bytes.size() != sizeof v) throw CorruptData(fmt::format("{}: a {} message of {} bytes", from, what, bytes.size()));
-  std::memcpy(&v, bytes.data(), sizeof v);
-  return v;
-}
-
-template <class T>
-std::string encode_pod(const T& v) {
-  return std::string(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
 // Receives the next message with `tag` from `source`, waiting up to `timeout` (a signal ends the wait).
@@ -150,24 +110,21 @@ void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t lo
   per_node_ = plan.actors_per_node > 0 ? plan.actors_per_node : local;
   std::vector<mpi::NodeShape> shapes;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    json p;
-    p["ring_capacity"] = plan.ring_capacity;
-    p["blob_bytes"] = plan.blob_bytes;
-    p["record_mask"] = plan.record_mask;
-    p["records_per_unit"] = plan.records_per_unit;
-    p["actors"] = per_node_;
-    p["budget_counter"] = plan.budget_counter;
-    json launches = json::array();
+    mpi::BridgePlan p;
+    p.ring_capacity = plan.ring_capacity;
+    p.blob_bytes = plan.blob_bytes;
+    p.record_mask = plan.record_mask;
+    p.records_per_unit = plan.records_per_unit;
+    p.actors = per_node_;
+    p.budget_counter = plan.budget_counter;
     std::string config_path;
     for (std::uint32_t i = 0; i < per_node_; ++i) {
       const ActorLaunch l = plan.launch(local_ + static_cast<std::uint32_t>(k) * per_node_ + i);
-      launches.push_back({{"kind", l.kind}, {"seed", l.seed}, {"params", l.params}});
+      p.launches.push_back(l.to_args());  // the node replaces segment, slot and config
       config_path = l.config_path;
     }
-    p["launches"] = launches;
-    p["config"] = config_path.empty() ? std::string() : read_file(config_path);
-    const std::uint32_t kind = static_cast<std::uint32_t>(ControlKind::kPlan);
-    comm_.post(nodes_[k].rank, mpi::kBridgeControl, encode_pod(kind) + p.dump());
+    p.config = config_path.empty() ? std::string() : read_file(config_path);
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode(p));
     shapes.push_back({nodes_[k].rank, per_node_, plan.record_mask, plan.max_record_bytes});
     nodes_[k].heard = Clock::now();
   }
@@ -191,10 +148,7 @@ std::uint64_t MpiRemoteActors::poll(const Take& take) {
 
 void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) {
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    const WeightsHead h{static_cast<std::uint32_t>(ControlKind::kWeights), 0, channel_version, share(k), budget_};
-    std::string m = encode_pod(h);
-    m.append(reinterpret_cast<const char*>(blob), bytes);
-    comm_.post(nodes_[k].rank, mpi::kBridgeControl, std::move(m));
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_weights(channel_version, share(k), budget_, blob, bytes));
   }
   comm_.progress();
   budget_sent_ = budget_;
@@ -204,8 +158,8 @@ void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uin
 void MpiRemoteActors::budget(std::uint64_t used) {
   budget_ = used;
   if (!started_ || budget_ == budget_sent_ || Clock::now() - budget_sent_at_ < kBudgetEvery) return;
-  const CountMessage m{static_cast<std::uint32_t>(ControlKind::kBudget), 0, budget_};
-  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, encode_pod(m));
+  const std::string m = mpi::encode_count(mpi::BridgeControlKind::kBudget, budget_);
+  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, m);
   budget_sent_ = budget_;
   budget_sent_at_ = Clock::now();
 }
@@ -214,22 +168,21 @@ void MpiRemoteActors::grant(std::uint64_t permits) {
   permits_ = permits;
   if (!started_) return;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    const CountMessage m{static_cast<std::uint32_t>(ControlKind::kPermits), 0, share(k)};
-    comm_.post(nodes_[k].rank, mpi::kBridgeControl, encode_pod(m));
+    comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_count(mpi::BridgeControlKind::kPermits, share(k)));
   }
 }
 
 void MpiRemoteActors::receive_status() {
   while (auto m = comm_.try_receive(mpi::kBridgeStatus)) {
-    const Status s = decode_pod<Status>(m->bytes, fmt::format("rank {}", m->source), "status");
+    const mpi::BridgeStatus s = mpi::decode_status(m->bytes, fmt::format("rank {}", m->source));
     for (auto& n : nodes_)
       if (n.rank == m->source) {
         n.heard = Clock::now();
         n.running = s.running;
         n.restarts = s.restarts;
-        n.failed = s.failed != 0;
+        n.failed = s.failed;
         n.lost = s.lost;
-        n.final = s.final != 0;
+        n.final = s.final;
         n.signal = s.signal;
       }
   }
@@ -280,8 +233,7 @@ std::vector<learner::RemoteNodeStats> MpiRemoteActors::stats() const {
 void MpiRemoteActors::stop() {
   if (stopped_) return;
   stopped_ = true;
-  const std::uint32_t stop_kind = static_cast<std::uint32_t>(ControlKind::kStop);
-  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, encode_pod(stop_kind));
+  for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, mpi::encode_stop());
   // Each node's last word, while its forwarder may still be waiting for credit.
   bool silent = false;
   for (const auto& n : nodes_) silent |= n.silent;
@@ -310,44 +262,35 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   // The plan: what to run; or a stop before any (rank 0 found nothing to do: a finished run).
   const auto first = wait_for(comm, mpi::kBridgeControl, Clock::duration::max() / 2);
   if (!first) return kExitInterrupted;
-  std::uint32_t first_kind = 0;
-  if (first->bytes.size() >= sizeof first_kind) std::memcpy(&first_kind, first->bytes.data(), sizeof first_kind);
-  if (first_kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
-    comm.post(0, mpi::kBridgeStatus, encode_pod(Status{0, 0, 0, 1, 0, 0, 0}));
+  const mpi::BridgeControl first_message = mpi::decode_control(first->bytes, from);
+  if (first_message.kind == mpi::BridgeControlKind::kStop) {
+    mpi::BridgeStatus last;
+    last.final = true;
+    comm.post(0, mpi::kBridgeStatus, mpi::encode(last));
     comm.flush(std::chrono::seconds(10));
     return 0;
   }
-  if (first_kind != static_cast<std::uint32_t>(ControlKind::kPlan))
-    throw CorruptData(fmt::format("{}: a control message of kind {} before the plan", from, first_kind));
-  // The plan, read as untrusted: anything missing or of the wrong type is one line naming rank 0.
+  if (first_message.kind != mpi::BridgeControlKind::kPlan)
+    throw CorruptData(fmt::format("{}: a control message of kind {} before the plan", from,
+                                  static_cast<unsigned>(first_message.kind)));
+  // The plan, read as untrusted: a launch that does not parse is one line naming rank 0.
+  const mpi::BridgePlan& plan = first_message.plan;
   RunLayoutOptions lo;
-  std::uint64_t mask = 0, per_unit = 1;
-  std::string budget_counter;
-  json launches;
-  std::string config_text;
-  try {
-    const json plan = json::parse(first->bytes.substr(sizeof first_kind));
-    lo.num_actors = plan.at("actors").get<std::uint32_t>();
-    lo.ring_capacity = plan.at("ring_capacity").get<std::uint64_t>();
-    lo.weight_capacity = plan.at("blob_bytes").get<std::uint64_t>();
-    mask = plan.at("record_mask").get<std::uint64_t>();
-    per_unit = std::max<std::uint64_t>(1, plan.at("records_per_unit").get<std::uint64_t>());
-    launches = plan.at("launches");
-    config_text = plan.at("config").get<std::string>();
-    budget_counter = plan.at("budget_counter").get<std::string>();
-    if (!launches.is_array() || launches.size() != lo.num_actors)
-      throw CorruptData(fmt::format("{}: the plan's launches do not match its {} actors", from, lo.num_actors));
-    for (const json& l : launches) {
-      (void)l.at("kind").get<std::string>();
-      (void)l.at("seed").get<std::uint64_t>();
-      (void)l.at("params").get<std::map<std::string, std::string>>();
+  lo.num_actors = plan.actors;
+  lo.ring_capacity = plan.ring_capacity;
+  lo.weight_capacity = plan.blob_bytes;
+  std::vector<ActorLaunch> launches;
+  for (const std::vector<std::string>& args : plan.launches) {
+    try {
+      if (args.empty() || args.front() != "actor") throw UsageError("expected the actor role first");
+      launches.push_back(ActorLaunch::parse(std::vector<std::string>(args.begin() + 1, args.end())));
+    } catch (const UsageError& e) {
+      throw CorruptData(fmt::format("{}: a plan with a malformed launch: {}", from, e.what()));
     }
-  } catch (const json::exception& e) {
-    throw CorruptData(fmt::format("{}: a malformed plan: {}", from, e.what()));
   }
   fs::create_directories(setup.node_dir);
   const fs::path config = setup.node_dir / runfiles::kResolvedConfigName;
-  runfiles::write_file_atomic(config, config_text);
+  runfiles::write_file_atomic(config, plan.config);
 
   install_shutdown_handlers();
   install_crash_handlers();
@@ -356,15 +299,11 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   ActorPoolOptions po;
   po.run_id = fmt::format("node{}-{:016x}", comm.rank(), mpi::fingerprint({fs::absolute(setup.node_dir).string()}));
   po.layout = lo;
-  po.record_mask = mask;
-  po.records_per_unit = per_unit;
+  po.record_mask = plan.record_mask;
+  po.records_per_unit = std::max<std::uint64_t>(1, plan.records_per_unit);
   po.launch = [&](std::uint32_t slot) {
-    const json& l = launches.at(slot);
-    ActorLaunch launch;
-    launch.kind = l.at("kind").get<std::string>();
-    launch.seed = l.at("seed").get<std::uint64_t>();
+    ActorLaunch launch = launches.at(slot);
     launch.config_path = config.string();
-    launch.params = l.at("params").get<std::map<std::string, std::string>>();
     return launch;
   };
   ActorPool pool(po);
@@ -372,7 +311,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
                pool.segment_name());
   // Rank 0's budget counter, mirrored for the node's actors.
   ControlBlock& control = pool.segment().control();
-  std::atomic<std::uint64_t>& budget = budget_counter == "env_steps" ? control.env_steps : control.npe;
+  std::atomic<std::uint64_t>& budget = plan.budget_counter == "env_steps" ? control.env_steps : control.npe;
   mpi::RecordForwarder forwarder(comm, {});
   // Each publish here is stamped with rank 0's channel version; a record carries that stamp
   // (0 for one made before the first: rank 0 discards it as made with an earlier floor).
@@ -380,38 +319,40 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   std::uint64_t lost_seen = 0;
   auto last_status = Clock::now();
   auto send_status = [&](bool final) {
-    Status s;
+    mpi::BridgeStatus s;
     s.running = pool.started() ? pool.poll() : 0;
     s.lost = pool.lost_records();  // work claimed by actors that died and never delivered
     s.restarts = pool.supervisor().total_restarts();
-    s.failed = pool.started() && s.running == 0 && pool.supervisor().all_failed() ? 1 : 0;
-    s.final = final ? 1 : 0;
-    s.signal = final ? static_cast<std::uint16_t>(shutdown_signal()) : 0;
-    comm.post(0, mpi::kBridgeStatus, encode_pod(s));
+    s.failed = pool.started() && s.running == 0 && pool.supervisor().all_failed();
+    s.final = final;
+    s.signal = final ? shutdown_signal() : 0;
+    comm.post(0, mpi::kBridgeStatus, mpi::encode(s));
     last_status = Clock::now();
   };
   while (!stop && !shutdown_requested()) {
     while (auto m = comm.try_receive(mpi::kBridgeControl)) {
-      std::uint32_t kind = 0;
-      if (m->bytes.size() < sizeof kind) throw CorruptData(fmt::format("{}: a control message of {} bytes", from, m->bytes.size()));
-      std::memcpy(&kind, m->bytes.data(), sizeof kind);
-      if (kind == static_cast<std::uint32_t>(ControlKind::kWeights)) {
-        if (m->bytes.size() < sizeof(WeightsHead) || m->bytes.size() - sizeof(WeightsHead) > lo.weight_capacity)
-          throw CorruptData(fmt::format("{}: a weights message of {} bytes", from, m->bytes.size()));
-        WeightsHead h;
-        std::memcpy(&h, m->bytes.data(), sizeof h);
-        (void)pool.publish(m->bytes.data() + sizeof h, m->bytes.size() - sizeof h, h.channel_version);
-        budget.store(h.budget, std::memory_order_relaxed);
-        pool.grant(h.permits);  // after the weights they allow
-        pool.start();           // once, after the first weights
-      } else if (kind == static_cast<std::uint32_t>(ControlKind::kPermits)) {
-        pool.grant(decode_pod<CountMessage>(m->bytes, from, "permits").value);
-      } else if (kind == static_cast<std::uint32_t>(ControlKind::kBudget)) {
-        budget.store(decode_pod<CountMessage>(m->bytes, from, "budget").value, std::memory_order_relaxed);
-      } else if (kind == static_cast<std::uint32_t>(ControlKind::kStop)) {
-        stop = true;
-      } else {
-        throw CorruptData(fmt::format("{}: a control message of kind {}", from, kind));
+      const mpi::BridgeControl c = mpi::decode_control(m->bytes, from);
+      switch (c.kind) {
+        case mpi::BridgeControlKind::kWeights:
+          if (c.blob.size() > lo.weight_capacity)
+            throw CorruptData(fmt::format("{}: weights of {} bytes for a channel of {}", from, c.blob.size(),
+                                          lo.weight_capacity));
+          (void)pool.publish(c.blob.data(), c.blob.size(), c.channel_version);
+          budget.store(c.budget, std::memory_order_relaxed);
+          pool.grant(c.count);  // after the weights they allow
+          pool.start();         // once, after the first weights
+          break;
+        case mpi::BridgeControlKind::kPermits:
+          pool.grant(c.count);
+          break;
+        case mpi::BridgeControlKind::kBudget:
+          budget.store(c.count, std::memory_order_relaxed);
+          break;
+        case mpi::BridgeControlKind::kStop:
+          stop = true;
+          break;
+        case mpi::BridgeControlKind::kPlan:
+          throw CorruptData(fmt::format("{}: a second plan", from));
       }
     }
     forwarder.begin_pass();

@@ -16,16 +16,17 @@
 //     permits rank 0 grants;
 //   * reports its actors every second; stops when rank 0 says so, or on SIGINT/SIGTERM.
 //
-// Messages (besides the job protocol's hello/welcome and the record link's), all from rank 0
-// on one tag, so that they arrive in the order they were posted:
-//   0 -> node  kControl  first the plan (the actors to run: kind, count, seeds, params, ring
+// Messages (besides the job protocol's hello/welcome and the record link's), coded like the
+// job messages (mpi/job_messages.h: BridgePlan, BridgeControl, BridgeStatus: magic, version,
+// kind, bounded fields), all from rank 0 on one tag, so that they arrive in the order posted:
+//   0 -> node  kBridgeControl  first the plan (the actors' launches as ActorLaunch arguments, ring
 //                        and blob sizes, the resolved config's text; or stop, when rank 0 has
 //                        nothing to run), then weights (rank 0's channel version, the node's
 //                        work permits, the run's budget used, the blob), work permits, the
 //                        budget used (between publications, at most every few ms; the node
 //                        mirrors it into its control block, where HIRO's collectors pace
 //                        themselves), and at the end stop
-//   node -> 0  kStatus   actors running, restarts, failed, final (with the signal that
+//   node -> 0  kBridgeStatus   actors running, restarts, failed, final (with the signal that
 //                        stopped the bridge: rank 0 then stops the run as interrupted)
 //
 // The work gate holds over the job: unit u of the run's permits falls to participant u % (N)

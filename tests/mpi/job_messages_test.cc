@@ -53,6 +53,80 @@ void expect_same(const StartJob& a, const StartJob& b) {
   }
 }
 
+BridgePlan sample_plan() {
+  BridgePlan p;
+  p.actors = 2;
+  p.ring_capacity = 1 << 20;
+  p.blob_bytes = 4096;
+  p.record_mask = 0x6;
+  p.records_per_unit = 3;
+  p.budget_counter = "env_steps";
+  p.config = "{\"env\": \"kinematic-maze\"}\n";
+  p.launches = {{"actor", "--kind", "hiro", "--segment", "s", "--slot", "0", "--seed", "7"},
+                {"actor", "--kind", "hiro-eval", "--segment", "s", "--slot", "1", "--seed", "8"}};
+  return p;
+}
+
+BridgeStatus sample_status() {
+  BridgeStatus s;
+  s.running = 3;
+  s.restarts = 1;
+  s.final = true;
+  s.signal = 15;
+  s.lost = 12;
+  return s;
+}
+
+const std::string kBlob = std::string("\x01\x02\x00\x7f", 4) + std::string(60, 'w');
+
+std::string sample_weights() {
+  return encode_weights(9, 5, 1234, reinterpret_cast<const std::byte*>(kBlob.data()), kBlob.size());
+}
+
+TEST(BridgeMessages, EveryMessageRoundTrips) {
+  const BridgeControl plan = decode_control(encode(sample_plan()), "rank 0");
+  ASSERT_EQ(plan.kind, BridgeControlKind::kPlan);
+  EXPECT_EQ(plan.plan.actors, 2u);
+  EXPECT_EQ(plan.plan.ring_capacity, 1u << 20);
+  EXPECT_EQ(plan.plan.blob_bytes, 4096u);
+  EXPECT_EQ(plan.plan.record_mask, 0x6u);
+  EXPECT_EQ(plan.plan.records_per_unit, 3u);
+  EXPECT_EQ(plan.plan.budget_counter, "env_steps");
+  EXPECT_EQ(plan.plan.config, sample_plan().config);
+  EXPECT_EQ(plan.plan.launches, sample_plan().launches);
+  const std::string w = sample_weights();
+  const BridgeControl weights = decode_control(w, "rank 0");
+  ASSERT_EQ(weights.kind, BridgeControlKind::kWeights);
+  EXPECT_EQ(weights.channel_version, 9u);
+  EXPECT_EQ(weights.count, 5u);
+  EXPECT_EQ(weights.budget, 1234u);
+  EXPECT_EQ(std::string(weights.blob), kBlob);
+  EXPECT_EQ(weights.blob.data() + weights.blob.size(), w.data() + w.size()) << "a view into the message";
+  const BridgeControl permits = decode_control(encode_count(BridgeControlKind::kPermits, 77), "rank 0");
+  EXPECT_EQ(permits.kind, BridgeControlKind::kPermits);
+  EXPECT_EQ(permits.count, 77u);
+  EXPECT_EQ(decode_control(encode_count(BridgeControlKind::kBudget, 5), "rank 0").kind, BridgeControlKind::kBudget);
+  EXPECT_EQ(decode_control(encode_stop(), "rank 0").kind, BridgeControlKind::kStop);
+  const BridgeStatus st = decode_status(encode(sample_status()), "rank 2");
+  EXPECT_EQ(st.running, 3u);
+  EXPECT_EQ(st.restarts, 1u);
+  EXPECT_FALSE(st.failed);
+  EXPECT_TRUE(st.final);
+  EXPECT_EQ(st.signal, 15);
+  EXPECT_EQ(st.lost, 12u);
+}
+
+TEST(BridgeMessages, AJobMessageIsNotAControlMessageNorTheReverse) {
+  try {
+    decode_control(encode(sample_hello()), "rank 0");
+    FAIL() << "a hello decoded as a control message";
+  } catch (const CorruptData& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0: control message"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(decode_status(encode_stop(), "rank 1"), CorruptData);
+  EXPECT_THROW(decode_hello(encode(sample_status()), "rank 1"), CorruptData);
+}
+
 TEST(JobMessages, EveryMessageRoundTrips) {
   const Hello h = sample_hello();
   const Hello h2 = decode_hello(encode(h), "rank 1");
@@ -84,6 +158,11 @@ TEST(JobMessages, TruncatedOrPaddedMessagesAreRefused) {
       {encode(sample_exit()), [](std::string_view b) { decode_exit(b, "rank 1"); }},
       {encode(SignalJobs{1, 15}), [](std::string_view b) { decode_signal(b, "rank 0"); }},
       {encode_finish(), [](std::string_view b) { decode_finish(b, "rank 0"); }},
+      {encode(sample_plan()), [](std::string_view b) { decode_control(b, "rank 0"); }},
+      {sample_weights(), [](std::string_view b) { decode_control(b, "rank 0"); }},
+      {encode_count(BridgeControlKind::kPermits, 3), [](std::string_view b) { decode_control(b, "rank 0"); }},
+      {encode_stop(), [](std::string_view b) { decode_control(b, "rank 0"); }},
+      {encode(sample_status()), [](std::string_view b) { decode_status(b, "rank 1"); }},
   };
   for (const auto& [bytes, decode] : cases) {
     for (std::size_t n = 0; n < bytes.size(); ++n) {
@@ -143,6 +222,7 @@ TEST(JobMessages, FuzzedMessagesDecodeOrAreRefused) {
       {encode(sample_start()), [](std::string_view b) { decode_start(b, "rank 0"); }},
       {encode(sample_exit()), [](std::string_view b) { decode_exit(b, "rank 1"); }},
       {encode(sample_hello()), [](std::string_view b) { decode_hello(b, "rank 1"); }},
+      {encode(sample_plan()), [](std::string_view b) { decode_control(b, "rank 0"); }},
   };
   for (const auto& [valid, decode] : cases) {
     std::size_t refused = 0;
