@@ -12,6 +12,7 @@
 
 #include "common/errors.h"
 #include "common/hiro/eval_record.h"
+#include "common/hiro/state_format.h"
 #include "common/records.h"
 #include "common/run_segment.h"
 #include "common/runfiles/run_files.h"
@@ -27,8 +28,6 @@ using learner::BudgetUnit;
 using learner::DriverTick;
 
 constexpr const char* kHiroSection = "hiro";                   // this wing's checkpoint section
-constexpr std::uint32_t kHiroStateVersion = 2;                 // layout of that section (2: + stream positions)
-constexpr std::uint32_t kHiroStateVersionNoStreams = 1;        // before the collectors' stream positions
 constexpr std::uint64_t kRingMetaRecords = 4;                  // meta records a ring holds beyond the steps
 constexpr std::size_t kMaxQueuedSteps = std::size_t{1} << 16;  // hard cap of the arrival queue
 constexpr double kIntrinsicEma = 0.01;                         // weight of a new step in the reward's running mean
@@ -179,7 +178,7 @@ class HiroAlgorithm final : public Algorithm {
   // --- state
   void save(CheckpointWriter& out) const override {
     ByteWriter& w = out.section(kHiroSection);
-    w.put(kHiroStateVersion);
+    w.put(hiro_format::kStateVersion);
     w.put(steps_);
     w.put(low_);
     w.put(high_);
@@ -201,9 +200,9 @@ class HiroAlgorithm final : public Algorithm {
   void load(CheckpointReader& in) override {
     ByteReader& b = in.section(kHiroSection);
     const auto version = b.get<std::uint32_t>();
-    if (version != kHiroStateVersion && version != kHiroStateVersionNoStreams)
-      b.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, kHiroStateVersionNoStreams,
-                         kHiroStateVersion));
+    if (version != hiro_format::kStateVersion && version != hiro_format::kStateVersionNoStreams)
+      b.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, hiro_format::kStateVersionNoStreams,
+                         hiro_format::kStateVersion));
     steps_ = b.get<std::uint64_t>();
     low_ = b.get<std::uint64_t>();
     high_ = b.get<std::uint64_t>();
@@ -215,7 +214,7 @@ class HiroAlgorithm final : public Algorithm {
     std::copy_n(per_actor.begin(), std::min(per_actor.size(), per_actor_.size()), per_actor_.begin());
     std::fill(stream_base_.begin(), stream_base_.end(), 0);
     std::fill(received_.begin(), received_.end(), 0);
-    if (version == kHiroStateVersion) {
+    if (version == hiro_format::kStateVersion) {
       const auto positions = b.get_vector<std::uint64_t>(kMaxActors);
       std::copy_n(positions.begin(), std::min(positions.size(), stream_base_.size()), stream_base_.begin());
     }
@@ -233,7 +232,7 @@ class HiroAlgorithm final : public Algorithm {
       if (!collector(q.actor)) q.actor = 0;  // resumed with fewer actors: count it somewhere
       queue_.push_back(std::move(q));
     }
-    if (version == kHiroStateVersionNoStreams) {
+    if (version == hiro_format::kStateVersionNoStreams) {
       // Collectors before layout 2 counted episodes from 0 in each process; the steps each
       // one sent lie above every such count, so they serve as its base.
       for (std::uint32_t i = 0; i < collectors(); ++i) stream_base_[i] = per_actor_[i];

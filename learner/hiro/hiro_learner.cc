@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "common/errors.h"
+#include "common/hiro/state_format.h"
 #include "common/seeds.h"
 #include "envs/maze/factory.h"
 #include "learner/hiro/hiro_ops.h"
@@ -24,8 +25,6 @@ using td3::Td3Stats;
 
 namespace {
 
-constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
-constexpr std::uint32_t kHiroVersion = 1;
 constexpr std::uint64_t kLowSeedSalt = 1;  // stream seeds: mix_seed(options.seed, salt)
 constexpr std::uint64_t kHighSeedSalt = 2;
 constexpr std::uint64_t kLearnerSeedSalt = 3;
@@ -328,8 +327,8 @@ void HiroLearner::write_blob(std::byte* dst) const {
 }
 
 void HiroLearner::save(ByteWriter& out) const {
-  out.put(kHiroMagic);
-  out.put(kHiroVersion);
+  out.put(hiro_format::kLearnerMagic);
+  out.put(hiro_format::kLearnerVersion);
   out.put<std::uint64_t>(impl_->rng.state());
   impl_->low.save(out);
   impl_->high.save(out);
@@ -338,8 +337,8 @@ void HiroLearner::save(ByteWriter& out) const {
 }
 
 void HiroLearner::load(ByteReader& in) {
-  in.expect(kHiroMagic, "hiro learner magic");
-  in.expect(kHiroVersion, "hiro learner version");
+  in.expect(hiro_format::kLearnerMagic, "hiro learner magic");
+  in.expect(hiro_format::kLearnerVersion, "hiro learner version");
   const auto rng_state = in.get<std::uint64_t>();
   impl_->low.load(in);
   impl_->high.load(in);

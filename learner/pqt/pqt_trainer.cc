@@ -10,6 +10,7 @@
 
 #include "common/errors.h"
 #include "common/pqt/program_record.h"
+#include "common/pqt/state_format.h"
 #include "common/records.h"
 #include "common/run_segment.h"
 #include "common/runfiles/results_jsonl.h"
@@ -29,7 +30,6 @@ constexpr double kBestRewardRounding = 1e10;          // spec §5.6: compare aft
 constexpr double kInitialBestReward = -10.0;
 constexpr int kPoolBatches = 4;  // drained episodes kept, in batches (at least batches_per_update)
 constexpr const char* kPqtSection = "pqt";     // this wing's checkpoint section
-constexpr std::uint32_t kPqtStateVersion = 1;  // layout of that section
 constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;
 
 // One drained episode, in learner version space.
@@ -93,7 +93,7 @@ std::uint64_t pqt_ring_bytes(const PqtTrainOptions& o) {
 void read_pqt_state(CheckpointReader& in, PqtLearner& learner, std::uint64_t* npe, std::uint64_t* dropped,
                     RepetitionResult* r) {
   ByteReader& b = in.section(kPqtSection);
-  b.expect(kPqtStateVersion, "pqt state version");
+  b.expect(pqt_format::kStateVersion, "pqt state version");
   *npe = b.get<std::uint64_t>();
   r->num_batches = b.get<std::uint64_t>();
   *dropped = b.get<std::uint64_t>();
@@ -221,7 +221,7 @@ class PqtAlgorithm final : public Algorithm {
   // --- state
   void save(CheckpointWriter& out) const override {
     ByteWriter& w = out.section(kPqtSection);
-    w.put(kPqtStateVersion);
+    w.put(pqt_format::kStateVersion);
     w.put(npe_);
     w.put(r_.num_batches);
     w.put(dropped_);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/pqt/state_format.h"
 #include "learner/pqt/losses.h"
 #include "learner/pqt/policy.h"
 #include "learner/pqt/policy_pass.h"
@@ -19,7 +20,6 @@ namespace ringrl::learner {
 namespace {
 
 /// Opens a saved learner state, so a state read out of step fails at once.
-constexpr char kStateTag[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '3'};
 /// Longest accepted text form of the sampling RNG (mt19937_64 writes about 6.5k characters).
 constexpr std::uint64_t kMaxRngStateChars = 1 << 16;
 /// Stats read back once per step, in this order.
@@ -646,7 +646,7 @@ std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, i
 
 void PqtLearner::save(ByteWriter& w) const {
   const Impl& m = *impl_;
-  w.put_bytes(kStateTag, sizeof kStateTag);
+  w.put_bytes(pqt_format::kLearnerTag, sizeof pqt_format::kLearnerTag);
   w.put<std::uint64_t>(m.policy->layout().fingerprint());
   w.put<std::int32_t>(m.o.max_len);
   w.put<std::uint64_t>(m.version);
@@ -663,9 +663,9 @@ void PqtLearner::save(ByteWriter& w) const {
 void PqtLearner::load(ByteReader& r) {
   Impl& m = *impl_;
   // 1. Decode and check everything.
-  char tag[sizeof kStateTag];
+  char tag[sizeof pqt_format::kLearnerTag];
   r.get_bytes(tag, sizeof tag);
-  if (std::memcmp(tag, kStateTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
+  if (std::memcmp(tag, pqt_format::kLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
   const auto fingerprint = r.get<std::uint64_t>();
   if (fingerprint != m.policy->layout().fingerprint()) {
     r.fail("learner state has policy layout fingerprint " + std::to_string(fingerprint) + ", this learner " +

@@ -5,12 +5,11 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/hiro/state_format.h"
 
 namespace ringrl::td3 {
 
 namespace {
-constexpr std::uint32_t kReplayMagic = 0x4f464946;  // "FIFO"
-constexpr std::uint32_t kReplayVersion = 1;
 }  // namespace
 
 FifoReplay::FifoReplay(std::size_t capacity, int row_floats) : capacity_(capacity), row_floats_(row_floats) {
@@ -42,8 +41,8 @@ void FifoReplay::gather(const std::int64_t* slots, int n, float* dst) const noex
 }
 
 void FifoReplay::save(ByteWriter& out) const {
-  out.put(kReplayMagic);
-  out.put(kReplayVersion);
+  out.put(hiro_format::kReplayMagic);
+  out.put(hiro_format::kReplayVersion);
   out.put<std::uint64_t>(capacity_);
   out.put<std::int32_t>(row_floats_);
   out.put<std::uint64_t>(size_);
@@ -52,8 +51,8 @@ void FifoReplay::save(ByteWriter& out) const {
 }
 
 void FifoReplay::load(ByteReader& in) {
-  in.expect(kReplayMagic, "replay magic");
-  in.expect(kReplayVersion, "replay version");
+  in.expect(hiro_format::kReplayMagic, "replay magic");
+  in.expect(hiro_format::kReplayVersion, "replay version");
   const auto capacity = in.get<std::uint64_t>();
   const auto width = in.get<std::int32_t>();
   if (capacity != capacity_ || width != row_floats_)

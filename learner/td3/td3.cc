@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "common/hiro/state_format.h"
 #include "learner/td3/td3_fused.h"
 #include "learner/td3/td3_graph.h"
 
@@ -13,8 +14,6 @@ namespace ringrl::td3 {
 
 namespace {
 
-constexpr std::uint32_t kAgentMagic = 0x33445431;  // "1TD3"
-constexpr std::uint32_t kAgentVersion = 1;
 
 // Leading `masked` entries 0, the rest 1.
 torch::Tensor input_mask(int input_dim, int masked) {
@@ -437,8 +436,8 @@ void Td3Agent::soft_update() {
 
 void Td3Agent::save(ByteWriter& out) const {
   const Td3Shape& s = options_.shape;
-  out.put(kAgentMagic);
-  out.put(kAgentVersion);
+  out.put(hiro_format::kTd3Magic);
+  out.put(hiro_format::kTd3Version);
   for (int v : {s.input_dim, s.action_dim, s.hidden1, s.hidden2, s.masked_inputs}) out.put<std::int32_t>(v);
   out.put<std::int64_t>(counter_);
   out.put<std::uint64_t>(rng_.state());
@@ -462,8 +461,8 @@ void Td3Agent::save(ByteWriter& out) const {
 
 void Td3Agent::load(ByteReader& in) {
   const Td3Shape& s = options_.shape;
-  in.expect(kAgentMagic, "td3 agent magic");
-  in.expect(kAgentVersion, "td3 agent version");
+  in.expect(hiro_format::kTd3Magic, "td3 agent magic");
+  in.expect(hiro_format::kTd3Version, "td3 agent version");
   Td3Shape got;
   got.input_dim = in.get<std::int32_t>();
   got.action_dim = in.get<std::int32_t>();

@@ -44,6 +44,8 @@
 #include "common/errors.h"
 #include "common/hiro/eval_record.h"
 #include "common/hiro/policy_file.h"
+#include "common/hiro/state_format.h"
+#include "common/pqt/state_format.h"
 #include "common/pqt/policy_layout.h"
 #include "envs/maze/factory.h"
 #include "python/src/module.h"
@@ -60,16 +62,6 @@ constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;     // as the PQ
 constexpr std::uint64_t kMaxActors = 256;                           // common/run_segment.h
 constexpr std::uint64_t kMaxQueuedSteps = std::uint64_t{1} << 16;   // as the HIRO wing
 constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
-constexpr std::uint32_t kPqtStateVersion = 1;
-constexpr char kPqtLearnerTag[8] = {'R', 'R', 'L', 'P', 'Q', 'T', 'S', '3'};
-constexpr std::uint32_t kHiroStateVersion = 2;
-constexpr std::uint32_t kHiroStateVersionNoStreams = 1;
-constexpr std::uint32_t kHiroMagic = 0x4f524948;  // "HIRO"
-constexpr std::uint32_t kHiroLearnerVersion = 1;
-constexpr std::uint32_t kTd3Magic = 0x33445431;  // "1TD3"
-constexpr std::uint32_t kTd3Version = 1;
-constexpr std::uint32_t kReplayMagic = 0x4f464946;  // "FIFO"
-constexpr std::uint32_t kReplayVersion = 1;
 constexpr std::uint64_t kSkipChunkBytes = std::uint64_t{1} << 20;  // replay rows read per chunk
 constexpr int kTd3ActorParams = 6;    // fc1, fc2, out: weight and bias
 constexpr int kTd3CriticParams = 12;  // both critics
@@ -113,15 +105,15 @@ void read_pqt(CheckpointReader& in, const std::vector<int>& lstm_sizes, int embe
   shape.embedding = embedding;
   const PolicyLayout layout(shape);
   ByteReader& r = in.section("pqt");
-  r.expect(kPqtStateVersion, "pqt state version");
+  r.expect(pqt_format::kStateVersion, "pqt state version");
   for (int k = 0; k < 3; ++k) r.get<std::uint64_t>();  // npe, batches, dropped
   r.get<double>();                                      // best reward
   r.get_string(kMaxCodeBytes);                          // best code
   r.get<std::uint8_t>();                                // solved
   r.get_string(kMaxCodeBytes);                          // solution
-  char tag[sizeof kPqtLearnerTag];
+  char tag[sizeof pqt_format::kLearnerTag];
   r.get_bytes(tag, sizeof tag);
-  if (std::memcmp(tag, kPqtLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
+  if (std::memcmp(tag, pqt_format::kLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
   const auto fingerprint = r.get<std::uint64_t>();
   if (fingerprint != layout.fingerprint())
     r.fail(fmt::format("learner state has policy layout fingerprint {}, the shape from the run's config {} "
@@ -146,8 +138,8 @@ void read_pqt(CheckpointReader& in, const std::vector<int>& lstm_sizes, int embe
 // One TD3 agent: its shape, then every network under `prefix` (actor under the blob layout's
 // "<level>." names, the others as "<level>.<network>.").
 void read_td3(ByteReader& r, const std::string& level, nb::dict& weights, nb::dict& shapes) {
-  r.expect(kTd3Magic, "td3 agent magic");
-  r.expect(kTd3Version, "td3 agent version");
+  r.expect(hiro_format::kTd3Magic, "td3 agent magic");
+  r.expect(hiro_format::kTd3Version, "td3 agent version");
   std::array<std::int32_t, 5> s{};
   for (auto& v : s) v = r.get<std::int32_t>();
   const auto [in, act, h1, h2, masked] = s;
@@ -201,8 +193,8 @@ void read_td3(ByteReader& r, const std::string& level, nb::dict& weights, nb::di
 // row floats, u64 size, u64 added, then size rows of float32, read in bounded chunks and
 // dropped. Returns the rows it held.
 std::uint64_t skip_replay(ByteReader& r) {
-  r.expect(kReplayMagic, "replay magic");
-  r.expect(kReplayVersion, "replay version");
+  r.expect(hiro_format::kReplayMagic, "replay magic");
+  r.expect(hiro_format::kReplayVersion, "replay version");
   const auto capacity = r.get<std::uint64_t>();
   const auto width = r.get<std::int32_t>();
   const auto size = r.get<std::uint64_t>();
@@ -223,9 +215,9 @@ std::uint64_t skip_replay(ByteReader& r) {
 void read_hiro(CheckpointReader& in, nb::dict& out) {
   ByteReader& r = in.section("hiro");
   const auto version = r.get<std::uint32_t>();
-  if (version != kHiroStateVersion && version != kHiroStateVersionNoStreams)
-    r.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, kHiroStateVersionNoStreams,
-                       kHiroStateVersion));
+  if (version != hiro_format::kStateVersion && version != hiro_format::kStateVersionNoStreams)
+    r.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, hiro_format::kStateVersionNoStreams,
+                       hiro_format::kStateVersion));
   out["env_steps"] = r.get<std::uint64_t>();
   r.get<std::uint64_t>();  // low updates
   r.get<std::uint64_t>();  // high updates
@@ -234,15 +226,15 @@ void read_hiro(CheckpointReader& in, nb::dict& out) {
   out["best_success"] = r.get<double>();
   r.get<double>();  // intrinsic reward
   r.get_vector<std::uint64_t>(kMaxActors);
-  if (version == kHiroStateVersion) r.get_vector<std::uint64_t>(kMaxActors);
+  if (version == hiro_format::kStateVersion) r.get_vector<std::uint64_t>(kMaxActors);
   const auto queued = r.get<std::uint64_t>();
   if (queued > kMaxQueuedSteps) r.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
   for (std::uint64_t k = 0; k < queued; ++k) {
     r.get<std::uint32_t>();
     r.get_vector<std::byte>(kMaxQueuedRecordBytes);
   }
-  r.expect(kHiroMagic, "hiro learner magic");
-  r.expect(kHiroLearnerVersion, "hiro learner version");
+  r.expect(hiro_format::kLearnerMagic, "hiro learner magic");
+  r.expect(hiro_format::kLearnerVersion, "hiro learner version");
   r.get<std::uint64_t>();  // rng
   nb::dict weights, shapes;
   read_td3(r, "low", weights, shapes);
