@@ -72,6 +72,198 @@ void write_state(const fs::path& path, const Algorithm& algo, const nlohmann::js
   out.commit();
 }
 
+// The run directory: what earlier invocations finished (results.jsonl), the checkpoint to
+// resume from, the run's identity, and the files a repetition leaves (checkpoint, final model,
+// results line).
+class RunDirectory {
+ public:
+  RunDirectory(const DriverOptions& o, const std::string& budget_key, const std::string& algorithm)
+      : o_(o), dir_(o.run_dir), budget_key_(budget_key) {
+    fs::create_directories(dir_);
+    identity_ = o.identity;
+    identity_["max_global_repetitions"] = o.repetitions;
+    const fs::path results = results_path();
+    // Resume: skip completed repetitions; a changed identity is an error.
+    if (fs::exists(results)) {
+      if (!o.resume)
+        throw UsageError(fmt::format(
+            "run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
+            dir_.string()));
+      const auto records = runfiles::read_json_lines(results);
+      runfiles::check_consistent(records, identity_, results);
+      done_ = runfiles::completed_values(records);
+      for (const auto& r : records) budget_of_done_ += r.value(budget_key_, std::uint64_t{0});
+    }
+    if (o.resume && fs::exists(checkpoint_path())) {
+      checkpoint_ = std::make_unique<CheckpointReader>(checkpoint_path(), algorithm);
+      ByteReader& meta = checkpoint_->section(kRunSection);
+      try {
+        checkpoint_meta_ = nlohmann::json::parse(meta.get_string(kMaxRunMetaBytes));
+      } catch (const nlohmann::json::exception& e) {
+        meta.fail(std::string("run metadata is not JSON: ") + e.what());
+      }
+      check_identity(checkpoint_meta_, identity_, checkpoint_path());
+    }
+  }
+
+  const fs::path& path() const { return dir_; }
+  fs::path results_path() const { return dir_ / runfiles::kResultsFileName; }
+  fs::path checkpoint_path() const { return dir_ / runfiles::kCheckpointFileName; }
+  fs::path final_model_path(std::uint32_t rep) const { return dir_ / runfiles::final_model_file_name(rep); }
+  std::size_t done_count() const { return done_.size(); }
+  /// Budget of the repetitions done (the metrics step counts budget over every repetition).
+  std::uint64_t budget_of_done() const { return budget_of_done_; }
+
+  /// A repetition this invocation runs: not done (and the only one, with only_repetition).
+  bool to_run(std::uint32_t rep) const {
+    return done_.count(rep) == 0 && (o_.only_repetition < 0 || rep == o_.only_repetition);
+  }
+  std::uint32_t first_to_run() const {
+    std::uint32_t rep = 0;
+    while (rep < o_.repetitions && !to_run(rep)) ++rep;
+    return rep;
+  }
+
+  /// Loads the checkpoint into `algo` when it is repetition `rep`'s; returns the seconds the
+  /// repetition had run (0 without one). The checkpoint is read once, by the first repetition.
+  double resume(std::uint32_t rep, Algorithm& algo) {
+    double seconds = 0;
+    if (checkpoint_ && checkpoint_meta_.value("rep", -1) == static_cast<int>(rep)) {
+      algo.load(*checkpoint_);
+      seconds = checkpoint_meta_.value("seconds", 0.0);
+      spdlog::info("train: resuming repetition {} at {} {} (learner version {})", rep, algo.budget_used(),
+                   budget_key_, algo.version());
+    }
+    checkpoint_.reset();
+    return seconds;
+  }
+
+  /// The driver's "run" section of repetition `rep`'s state after `seconds`.
+  nlohmann::json run_meta(std::uint32_t rep, const Algorithm& algo, double seconds, bool final_model) const {
+    nlohmann::json m = identity_;
+    m["rep"] = rep;
+    m[budget_key_] = algo.budget_used();
+    m["seconds"] = seconds;
+    m["version"] = algo.version();
+    m["final"] = final_model;
+    return m;
+  }
+  void write_checkpoint(std::uint32_t rep, const Algorithm& algo, double seconds) const {
+    write_state(checkpoint_path(), algo, run_meta(rep, algo, seconds, false));
+  }
+
+  /// Repetition `rep` is done: its final model, its results line (returned), no checkpoint.
+  nlohmann::json finish(std::uint32_t rep, const Algorithm& algo, double seconds) {
+    write_state(final_model_path(rep), algo, run_meta(rep, algo, seconds, true));
+    nlohmann::json line = algo.result();
+    for (const auto& [k, v] : identity_.items()) line[k] = v;
+    line["global_rep"] = rep;
+    line[budget_key_] = algo.budget_used();
+    line["seconds"] = seconds;
+    // What every consumer of results lines prints, whatever the algorithm (the spread, tune).
+    line["solved"] = algo.solved();
+    line["summary"] = algo.describe_result();
+    line["budget_key"] = budget_key_;
+    runfiles::append_json_line(results_path(), line);
+    std::error_code ec;
+    fs::remove(checkpoint_path(), ec);  // the next repetition starts fresh
+    budget_of_done_ += algo.budget_used();
+    return line;
+  }
+
+ private:
+  const DriverOptions& o_;
+  fs::path dir_;
+  std::string budget_key_;
+  nlohmann::json identity_;
+  std::set<std::int64_t> done_;
+  std::uint64_t budget_of_done_ = 0;
+  std::unique_ptr<CheckpointReader> checkpoint_;
+  nlohmann::json checkpoint_meta_;
+};
+
+// The metrics of a run: a row of metrics.csv and TensorBoard scalars every metrics_every_s,
+// with the algorithm's columns, the lag of the records since the last row and, in a run across
+// nodes, each node's records per second; and the progress line.
+class MetricsReporter {
+ public:
+  MetricsReporter(const DriverOptions& o, const Algorithm& algo, const fs::path& run_dir, std::uint32_t remote_nodes)
+      : o_(o),
+        columns_(with_node_columns(algo.metric_columns(), remote_nodes)),
+        algo_columns_(algo.metric_columns().size()),
+        node_records_(remote_nodes, 0),
+        metrics_(run_dir / runfiles::kMetricsFileName, columns_),
+        tb_(run_dir),
+        progress_(progress_options(o)) {}
+
+  /// A record made `lag` learner versions ago was taken.
+  void lag(std::uint64_t lag) {
+    if (lags_.size() < kMaxLagSamples) lags_.push_back(lag);
+  }
+  /// A repetition starts: the rates count from here.
+  void begin(const Algorithm& algo, Clock::time_point now) {
+    last_ = now;
+    budget_at_ = algo.budget_used();
+    version_at_ = algo.version();
+  }
+  /// Writes a row when metrics_every_s has passed since the last.
+  void maybe_report(Clock::time_point now, std::uint32_t rep, const Algorithm& algo, double rep_seconds,
+                    std::uint64_t budget_of_done, double run_seconds) {
+    const double dt = std::chrono::duration<double>(now - last_).count();
+    if (dt < o_.metrics_every_s) return;
+    DriverTick tick;
+    tick.rep = rep;
+    tick.repetitions = o_.repetitions;
+    tick.budget = algo.budget_used();
+    tick.budget_per_s = static_cast<double>(tick.budget - budget_at_) / dt;
+    tick.updates_per_s = static_cast<double>(algo.version() - version_at_) / dt;
+    std::tie(tick.lag_p50, tick.lag_max) = median_max(lags_);
+    tick.seconds = rep_seconds;
+    lags_.clear();
+    const auto step = static_cast<std::int64_t>(budget_of_done + tick.budget);
+    const std::vector<double> row = algo.metric_row(tick);
+    std::vector<std::pair<std::string, double>> named;
+    for (std::size_t c = 0; c < algo_columns_ && c < row.size(); ++c) named.emplace_back(columns_[c], row[c]);
+    if (o_.remote) {  // each node's records per second since the last row
+      const std::vector<RemoteNodeStats> nodes = o_.remote->stats();
+      for (std::size_t k = 0; k < nodes.size() && k < node_records_.size(); ++k) {
+        named.emplace_back(columns_[algo_columns_ + k], static_cast<double>(nodes[k].records - node_records_[k]) / dt);
+        node_records_[k] = nodes[k].records;
+      }
+    }
+    metrics_.write_named_row(step, run_seconds, named);
+    for (const auto& [k, v] : named)
+      if (k != "rep") tb_.add_scalar("train/" + k, step, static_cast<float>(v));
+    tb_.flush();
+    progress_.update(algo.progress_fields(tick));
+    begin(algo, now);
+  }
+  void finish() { progress_.finish(); }
+
+ private:
+  static std::vector<std::string> with_node_columns(std::vector<std::string> columns, std::uint32_t nodes) {
+    for (std::uint32_t k = 0; k < nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k + 1));
+    return columns;
+  }
+  static runfiles::ProgressOptions progress_options(const DriverOptions& o) {
+    runfiles::ProgressOptions po;
+    po.prefix = "train";
+    if (o.quiet) po.log_interval_s = 1e9;
+    return po;
+  }
+
+  const DriverOptions& o_;
+  std::vector<std::string> columns_;
+  std::size_t algo_columns_;
+  std::vector<std::uint64_t> node_records_;  // each node's records at the last row
+  runfiles::MetricsCsv metrics_;
+  runfiles::TbWriter tb_;
+  runfiles::Progress progress_;
+  std::vector<std::uint64_t> lags_;  // records since the last row
+  Clock::time_point last_{};
+  std::uint64_t budget_at_ = 0, version_at_ = 0;
+};
+
 }  // namespace
 
 
@@ -93,50 +285,13 @@ void DriverOptions::validate() const {
 
 DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   o.validate();
-  const fs::path run_dir(o.run_dir);
-  fs::create_directories(run_dir);
-  const fs::path results_path = run_dir / runfiles::kResultsFileName;
-  const fs::path checkpoint_path = run_dir / runfiles::kCheckpointFileName;
   const std::string budget_key = algo.budget_key();
-  nlohmann::json identity = o.identity;
-  identity["max_global_repetitions"] = o.repetitions;
-
-  // Resume: skip completed repetitions; a changed identity is an error.
-  std::set<std::int64_t> done_reps;
-  std::uint64_t budget_of_done_reps = 0;  // the metrics step counts budget over every repetition
-  if (fs::exists(results_path)) {
-    if (!o.resume)
-      throw UsageError(fmt::format(
-          "run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
-          run_dir.string()));
-    const auto records = runfiles::read_json_lines(results_path);
-    runfiles::check_consistent(records, identity, results_path);
-    done_reps = runfiles::completed_values(records);
-    for (const auto& r : records) budget_of_done_reps += r.value(budget_key, std::uint64_t{0});
-  }
-  std::unique_ptr<CheckpointReader> checkpoint;
-  nlohmann::json ck_meta;
-  if (o.resume && fs::exists(checkpoint_path)) {
-    checkpoint = std::make_unique<CheckpointReader>(checkpoint_path, algo.name());
-    ByteReader& meta = checkpoint->section(kRunSection);
-    try {
-      ck_meta = nlohmann::json::parse(meta.get_string(kMaxRunMetaBytes));
-    } catch (const nlohmann::json::exception& e) {
-      meta.fail(std::string("run metadata is not JSON: ") + e.what());
-    }
-    check_identity(ck_meta, identity, checkpoint_path);
-  }
-
+  RunDirectory dir(o, budget_key, algo.name());
   DriverSummary summary;
-  // The repetitions this invocation runs: those not done (only one when only_repetition is set).
-  auto to_run = [&](std::uint32_t rep) {
-    return done_reps.count(rep) == 0 && (o.only_repetition < 0 || rep == o.only_repetition);
-  };
-  std::uint32_t first_rep = 0;
-  while (first_rep < o.repetitions && !to_run(first_rep)) ++first_rep;
+  const std::uint32_t first_rep = dir.first_to_run();
   if (first_rep >= o.repetitions) {
-    spdlog::info("train: every repetition of {} is already done ({} of {}); nothing to resume", run_dir.string(),
-                 o.only_repetition < 0 ? done_reps.size() : 1, o.only_repetition < 0 ? o.repetitions : 1);
+    spdlog::info("train: every repetition of {} is already done ({} of {}); nothing to resume", dir.path().string(),
+                 o.only_repetition < 0 ? dir.done_count() : 1, o.only_repetition < 0 ? o.repetitions : 1);
     summary.already_done = true;
     return summary;
   }
@@ -216,21 +371,10 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     gethostname(host, sizeof host - 1);
     nodes["learner_host"] = host;
     for (const RemoteNodeStats& n : o.remote->stats()) nodes["actor_nodes"].push_back(n.name);
-    runfiles::write_file_atomic(run_dir / runfiles::kNodesFileName, nodes.dump(2) + "\n");
+    runfiles::write_file_atomic(dir.path() / runfiles::kNodesFileName, nodes.dump(2) + "\n");
   }
-  std::vector<std::string> columns = algo.metric_columns();
-  const std::size_t algo_columns = columns.size();
-  for (std::uint32_t k = 0; k < remote_nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k + 1));
-  std::vector<std::uint64_t> node_records_at_metrics(remote_nodes, 0);
-  runfiles::MetricsCsv metrics(run_dir / runfiles::kMetricsFileName, columns);
-  runfiles::TbWriter tb(run_dir);
-  runfiles::ProgressOptions po;
-  po.prefix = "train";
-  if (o.quiet) po.log_interval_s = 1e9;
-  runfiles::Progress progress(po);
-
-  std::vector<std::uint64_t> lags;       // every record of this invocation
-  std::vector<std::uint64_t> tick_lags;  // records since the last metrics row
+  MetricsReporter reporter(o, algo, dir.path(), remote_nodes);
+  std::vector<std::uint64_t> lags;  // every record of this invocation
   std::vector<std::byte> blob(algo.blob_bytes());
   const auto train_t0 = Clock::now();
   Clock::time_point first_record{};
@@ -243,16 +387,9 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   auto budget_now = [&] { return budget_done + (in_rep ? algo.budget_used() - rep_budget_start : 0); };
 
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
-    if (!to_run(rep)) continue;
+    if (!dir.to_run(rep)) continue;
     algo.begin_repetition(rep);
-    double seconds_before = 0;
-    if (checkpoint && ck_meta.value("rep", -1) == static_cast<int>(rep)) {
-      algo.load(*checkpoint);
-      seconds_before = ck_meta.value("seconds", 0.0);
-      spdlog::info("train: resuming repetition {} at {} {} (learner version {})", rep, algo.budget_used(), budget_key,
-                   algo.version());
-    }
-    checkpoint.reset();
+    const double seconds_before = dir.resume(rep, algo);
     rep_budget_start = algo.budget_used();
     in_rep = true;
 
@@ -264,7 +401,6 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       const std::uint64_t channel_version = pool.publish(blob.data(), blob.size(), algo.version());
       if (o.remote) o.remote->publish(blob.data(), blob.size(), channel_version);
     };
-    algo.write_blob(blob.data());
     if (o.remote && !actors_started) {
       RemoteRunPlan plan;
       plan.ring_capacity = lo.ring_capacity;
@@ -277,8 +413,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       plan.launch = launch_of;
       o.remote->start(plan, o.actors);
     }
-    const std::uint64_t floor_version = pool.publish(blob.data(), blob.size(), algo.version());
-    if (o.remote) o.remote->publish(blob.data(), blob.size(), floor_version);
+    publish();  // the floor
     update_gate();
     if (!actors_started) {
       pool.start();  // after the first publish
@@ -286,21 +421,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     }
 
     const auto rep_t0 = Clock::now();
-    auto last_metrics = rep_t0, last_checkpoint = rep_t0;
-    std::uint64_t budget_at_metrics = algo.budget_used(), version_at_metrics = algo.version();
+    auto last_checkpoint = rep_t0;
+    reporter.begin(algo, rep_t0);
     bool stop_rep = false;
     auto rep_seconds = [&] { return seconds_before + seconds_since(rep_t0); };
-    auto run_meta = [&](bool final_model) {
-      nlohmann::json m = identity;
-      m["rep"] = rep;
-      m[budget_key] = algo.budget_used();
-      m["seconds"] = rep_seconds();
-      m["version"] = algo.version();
-      m["final"] = final_model;
-      return m;
-    };
     auto write_checkpoint = [&] {
-      write_state(checkpoint_path, algo, run_meta(false));
+      dir.write_checkpoint(rep, algo, rep_seconds());
       last_checkpoint = Clock::now();
     };
     // Takes one record of actor `slot` (a ring's or a remote one), made with channel version
@@ -319,7 +445,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       algo.on_record(slot, rec, made_with);
       const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
       if (lags.size() < kMaxLagSamples) lags.push_back(lag);
-      if (tick_lags.size() < kMaxLagSamples) tick_lags.push_back(lag);
+      reporter.lag(lag);
     };
     // Drains the rings (common/ring_drain.h: round-robin, so that an algorithm that takes only
     // so many records, a rate limiter, hears every actor in turn); the remote actors (all of
@@ -363,43 +489,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         } catch (const std::runtime_error& e) {
           write_checkpoint();  // the learner's state is whole: a new launch resumes from here
           throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
-                                               checkpoint_path.string()));
+                                               dir.checkpoint_path().string()));
         }
       }
       update_gate();
       const auto now = Clock::now();
-      const double dt = std::chrono::duration<double>(now - last_metrics).count();
-      if (dt >= o.metrics_every_s) {
-        DriverTick tick;
-        tick.rep = rep;
-        tick.repetitions = o.repetitions;
-        tick.budget = algo.budget_used();
-        tick.budget_per_s = static_cast<double>(tick.budget - budget_at_metrics) / dt;
-        tick.updates_per_s = static_cast<double>(algo.version() - version_at_metrics) / dt;
-        std::tie(tick.lag_p50, tick.lag_max) = median_max(tick_lags);
-        tick.seconds = rep_seconds();
-        tick_lags.clear();
-        const auto step = static_cast<std::int64_t>(budget_of_done_reps + tick.budget);
-        const std::vector<double> row = algo.metric_row(tick);
-        std::vector<std::pair<std::string, double>> named;
-        for (std::size_t c = 0; c < algo_columns && c < row.size(); ++c) named.emplace_back(columns[c], row[c]);
-        if (o.remote) {  // each node's records per second since the last row
-          const std::vector<RemoteNodeStats> nodes = o.remote->stats();
-          for (std::size_t k = 0; k < nodes.size() && k < remote_nodes; ++k) {
-            named.emplace_back(columns[algo_columns + k],
-                               static_cast<double>(nodes[k].records - node_records_at_metrics[k]) / dt);
-            node_records_at_metrics[k] = nodes[k].records;
-          }
-        }
-        metrics.write_named_row(step, seconds_since(train_t0), named);
-        for (const auto& [k, v] : named)
-          if (k != "rep") tb.add_scalar("train/" + k, step, static_cast<float>(v));
-        tb.flush();
-        progress.update(algo.progress_fields(tick));
-        last_metrics = now;
-        budget_at_metrics = tick.budget;
-        version_at_metrics = algo.version();
-      }
+      reporter.maybe_report(now, rep, algo, rep_seconds(), dir.budget_of_done(), seconds_since(train_t0));
       if (o.checkpoint_every_s > 0 &&
           std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
         write_checkpoint();
@@ -410,31 +505,16 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       write_checkpoint();
       summary.interrupted = true;
       spdlog::warn("train: interrupted (signal {}); checkpoint written to {}; continue with --resume",
-                   shutdown_signal(), checkpoint_path.string());
+                   shutdown_signal(), dir.checkpoint_path().string());
       break;
     }
     // The repetition is done: keep its final model, record its result, drop the checkpoint.
-    const double seconds = rep_seconds();
-    write_state(run_dir / runfiles::final_model_file_name(rep), algo, run_meta(true));
-    nlohmann::json line = algo.result();
-    for (const auto& [k, v] : identity.items()) line[k] = v;
-    line["global_rep"] = rep;
-    line[budget_key] = algo.budget_used();
-    line["seconds"] = seconds;
-    // What every consumer of results lines prints, whatever the algorithm (the spread, tune).
-    line["solved"] = algo.solved();
-    line["summary"] = algo.describe_result();
-    line["budget_key"] = budget_key;
-    runfiles::append_json_line(results_path, line);
-    std::error_code ec;
-    fs::remove(checkpoint_path, ec);  // the next repetition starts fresh
-    summary.results.push_back(line);
-    budget_of_done_reps += algo.budget_used();
-    progress.finish();
+    summary.results.push_back(dir.finish(rep, algo, rep_seconds()));
+    reporter.finish();
     spdlog::info("train: repetition {}/{}: {}; final model {}", rep + 1, o.repetitions, algo.describe_result(),
-                 (run_dir / runfiles::final_model_file_name(rep)).string());
+                 dir.final_model_path(rep).string());
   }
-  progress.finish();
+  reporter.finish();
   summary.budget = budget_now();
   summary.seconds = seconds_since(train_t0);
   summary.budget_per_s = summary.seconds > 0 ? static_cast<double>(summary.budget) / summary.seconds : 0;
