@@ -31,8 +31,6 @@ import numpy as np
 
 from ringrl import _ringrl
 
-_DEFAULT_LSTM_SIZES = [35, 35]  # configs/pqt.json policy_lstm_sizes
-_DEFAULT_EMBEDDING = 10  # configs/pqt.json obs_embedding_size
 
 
 @dataclass
@@ -80,9 +78,9 @@ def load(path: str | os.PathLike, *, weights: bool = True) -> Checkpoint:
     if not weights or ck.algorithm not in ("pqt", "hiro"):
         return ck
     config = _config_next_to(p)
-    lstm = list((config or {}).get("policy_lstm_sizes", _DEFAULT_LSTM_SIZES))
-    emb = int((config or {}).get("obs_embedding_size", _DEFAULT_EMBEDDING))
-    out = _ringrl.checkpoint_weights(str(p), lstm, emb)
+    lstm = (config or {}).get("policy_lstm_sizes")  # absent: the policy's defaults, in C++
+    emb = (config or {}).get("obs_embedding_size")
+    out = _ringrl.checkpoint_weights(str(p), None if lstm is None else list(lstm), None if emb is None else int(emb))
     ck.weights = dict(out.pop("weights"))
     ck.extra = dict(out)
     if ck.algorithm == "hiro":

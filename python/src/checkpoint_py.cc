@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,7 @@
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -248,11 +250,16 @@ void read_hiro(CheckpointReader& in, nb::dict& out) {
 }
 
 // {"weights": {name: array}, ...} of a pqt or hiro checkpoint (verified first).
-nb::dict weights(const std::string& path, const std::vector<int>& lstm_sizes, int embedding) {
+// lstm_sizes and embedding: the run's policy_lstm_sizes and obs_embedding_size; absent, the
+// policy's own defaults (PolicyShape, the values of configs/pqt.json).
+nb::dict weights(const std::string& path, std::optional<std::vector<int>> lstm_sizes, std::optional<int> embedding) {
+  const PolicyShape defaults;
+  if (!lstm_sizes) lstm_sizes = defaults.lstm_sizes;
+  if (!embedding) embedding = defaults.embedding;
   CheckpointReader in = open_checked(path);
   nb::dict out;
   if (in.algorithm() == "pqt")
-    read_pqt(in, lstm_sizes, embedding, out);
+    read_pqt(in, *lstm_sizes, *embedding, out);
   else if (in.algorithm() == "hiro")
     read_hiro(in, out);
   else
@@ -361,7 +368,7 @@ void bind_checkpoint(nb::module_& m) {
       .def_prop_ro("steps", &PyHiroPolicy::steps);
   m.def("policy_file", &policy_file, "path"_a, "Verifies a HIRO policy file; its settings and both networks.");
   m.def("checkpoint_info", &info, "path"_a, "Verifies the file; algorithm, format_version, sections, run.");
-  m.def("checkpoint_weights", &weights, "path"_a, "lstm_sizes"_a, "embedding"_a,
+  m.def("checkpoint_weights", &weights, "path"_a, "lstm_sizes"_a = nb::none(), "embedding"_a = nb::none(),
         "Verifies the file and decodes its networks under their layout names.");
 }
 
