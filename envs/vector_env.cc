@@ -74,7 +74,7 @@ void VectorEnv::reset(const std::vector<std::optional<std::uint64_t>>& seeds) {
   check_open("reset");
   if (seeds.size() != n_) throw UsageError(fmt::format("reset: {} seeds for {} envs", seeds.size(), n_));
   for (std::size_t i = 0; i < n_; ++i)
-    if (!seeds[i] && slots_[i].episode == 0)
+    if (!seeds[i] && !slots_[i].seeds.seeded())
       throw UsageError(fmt::format("reset: env {} has never been seeded: the first reset needs a seed", i));
   Busy busy(this);
   run_all([&](std::size_t i) { reset_slot(i, seeds[i]); });
@@ -83,7 +83,7 @@ void VectorEnv::reset(const std::vector<std::optional<std::uint64_t>>& seeds) {
 void VectorEnv::step(const float* actions) {
   check_open("step");
   for (std::size_t i = 0; i < n_; ++i)
-    if (slots_[i].episode == 0) throw UsageError("step: reset() the envs before the first step");
+    if (!slots_[i].seeds.seeded()) throw UsageError("step: reset() the envs before the first step");
   Busy busy(this);
   run_all([&](std::size_t i) {
     Slot& s = slots_[i];
@@ -122,13 +122,8 @@ void VectorEnv::close() {
 
 void VectorEnv::reset_slot(std::size_t i, std::optional<std::uint64_t> seed) {
   Slot& s = slots_[i];
-  if (seed) {
-    s.base = *seed;
-    s.episode = 0;
-  }
   const Span<float> obs(obs_.data() + i * obs_dim_, obs_dim_);
-  s.env->reset(s.episode == 0 ? s.base : episode_seed(s.base, s.episode), obs);
-  ++s.episode;
+  s.env->reset(s.seeds.next(seed), obs);
   s.needs_reset = false;
   reward_[i] = 0.0;
   terminated_[i] = false;

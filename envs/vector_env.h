@@ -36,6 +36,27 @@ namespace ringrl::envs {
 /// so that the episodes of env i and env i + 1 (bases s + i, s + i + 1) never share a seed.
 std::uint64_t episode_seed(std::uint64_t base, std::uint64_t k) noexcept;
 
+/// One env's episode-seed sequence (see VectorEnv's contract): a reset with a seed s starts
+/// episode 0 from s; a reset without one starts episode k from episode_seed(s, k).
+class EpisodeSeeds {
+ public:
+  /// The seed of the next episode; a `seed` restarts the sequence. Call seeded() first: the
+  /// first reset needs a seed.
+  std::uint64_t next(std::optional<std::uint64_t> seed) noexcept {
+    if (seed) {
+      base_ = *seed;
+      episode_ = 0;
+    }
+    return episode_++ == 0 ? base_ : episode_seed(base_, episode_ - 1);
+  }
+  /// True once a seeded reset happened.
+  bool seeded() const noexcept { return episode_ > 0; }
+
+ private:
+  std::uint64_t base_ = 0;     // seed of the last seeded reset
+  std::uint64_t episode_ = 0;  // episodes begun since then
+};
+
 class VectorEnv {
  public:
   static constexpr int kMaxEnvs = 1 << 16;
@@ -63,7 +84,7 @@ class VectorEnv {
   std::size_t action_dim() const noexcept { return act_dim_; }
   std::size_t target_dim() const noexcept { return ctx_dim_; }
   /// True once env i has had a seeded reset.
-  bool seeded(std::size_t i) const { return slots_.at(i).episode > 0; }
+  bool seeded(std::size_t i) const { return slots_.at(i).seeds.seeded(); }
 
   // Outputs (see the contract).
   float* obs() noexcept { return obs_.data(); }                // [N, obs_dim]
@@ -78,9 +99,8 @@ class VectorEnv {
  private:
   struct Slot {
     std::unique_ptr<Env> env;
-    std::uint64_t base = 0;     // seed of the last seeded reset
-    std::uint64_t episode = 0;  // episodes begun since then
-    bool needs_reset = true;    // the last step ended the episode
+    EpisodeSeeds seeds;
+    bool needs_reset = true;  // the last step ended the episode
   };
   class Busy;
 

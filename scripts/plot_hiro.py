@@ -34,14 +34,16 @@ def read_evals(run_dir):
     return curves
 
 
-def label_of(run_dir):
-    """"seed S" (and the TD3 kernel when the config names one), else the directory."""
+def label_of(run_dir, rep):
+    """"seed S" of repetition `rep` (the config's base seed + rep, as the driver seeds it), and
+    the TD3 kernel when the config names one; else the directory."""
     try:
         with open(os.path.join(run_dir, "config.json")) as f:
             cfg = json.load(f)
     except (OSError, ValueError):
-        return run_dir
-    label = f"seed {cfg.get('seed', '?')}"
+        return run_dir + (f", rep {rep}" if rep else "")
+    seed = cfg.get("seed")
+    label = f"seed {seed + rep}" if isinstance(seed, int) else "seed ?"
     if cfg.get("td3_kernel"):
         label += f", {cfg['td3_kernel']} kernel"
     return label
@@ -63,9 +65,11 @@ def main():
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     drawn = 0
     for run in a.runs:
-        base = os.path.basename(os.path.normpath(run)) if a.dir_labels else label_of(run)
         for rep, points in read_evals(run).items():
-            label = base + (f", rep {rep}" if rep else "")
+            if a.dir_labels:
+                label = os.path.basename(os.path.normpath(run)) + (f", rep {rep}" if rep else "")
+            else:
+                label = label_of(run, rep)
             steps = [p[0] for p in points]
             top.plot(steps, [p[1] for p in points], "o-", label=label)
             bottom.plot(steps, [p[2] for p in points], "s--", label=label)

@@ -152,30 +152,13 @@ nb::dict spec_dict(const envs::EnvSpec& s) {
   return d;
 }
 
-// One env and its episode-seed sequence.
-struct Slot {
-  std::unique_ptr<envs::Env> env;
-  std::uint64_t base = 0;     // seed of the last seeded reset
-  std::uint64_t episode = 0;  // episodes begun since then
-  bool needs_reset = true;    // the last step ended the episode (or no reset yet)
-
-  void reset(std::optional<std::uint64_t> seed, envs::Span<float> obs) {
-    if (seed) {
-      base = *seed;
-      episode = 0;
-    }
-    env->reset(episode == 0 ? base : envs::episode_seed(base, episode), obs);
-    ++episode;
-    needs_reset = false;
-  }
-};
 
 // One env for ringrl.envs.MazeEnv.
 class PyEnv {
  public:
   PyEnv(const std::string& name, const maze::MazeEnvOptions& options) {
-    slot_.env = maze::make_maze_env(name, options);
-    const envs::EnvSpec& s = slot_.env->spec();
+    env_ = maze::make_maze_env(name, options);
+    const envs::EnvSpec& s = env_->spec();
     obs_dim_ = static_cast<std::size_t>(s.obs_dim);
     act_dim_ = static_cast<std::size_t>(s.action_dim);
   }
@@ -184,20 +167,20 @@ class PyEnv {
   nb::object reset(std::optional<std::uint64_t> seed) {
     float* obs = nullptr;
     nb::object out = owned_array<float>({obs_dim_}, &obs);
-    if (!seed && slot_.episode == 0) throw UsageError("reset: the first reset needs a seed");
-    slot_.reset(seed, envs::Span<float>(obs, obs_dim_));
+    if (!seed && !seeds_.seeded()) throw UsageError("reset: the first reset needs a seed");
+    env().reset(seeds_.next(seed), envs::Span<float>(obs, obs_dim_));
     last_obs_.assign(obs, obs + obs_dim_);
     return out;
   }
 
   // step(action) -> (obs, reward, terminated, truncated, t, distance, success).
   nb::tuple step(const nb::ndarray<nb::ro, nb::device::cpu>& action) {
-    if (!slot_.env) throw std::runtime_error("step: the env is closed");
-    if (slot_.episode == 0) throw UsageError("step: reset() the env before the first step");
+    if (!env_) throw std::runtime_error("step: the env is closed");
+    if (!seeds_.seeded()) throw UsageError("step: reset() the env before the first step");
     const float* a = actions_as_float(action, 0, act_dim_, "action", scratch_);
     float* obs = nullptr;
     nb::object out = owned_array<float>({obs_dim_}, &obs);
-    const envs::StepResult r = slot_.env->step(envs::Span<const float>(a, act_dim_), envs::Span<float>(obs, obs_dim_));
+    const envs::StepResult r = env_->step(envs::Span<const float>(a, act_dim_), envs::Span<float>(obs, obs_dim_));
     last_obs_.assign(obs, obs + obs_dim_);
     return nb::make_tuple(out, static_cast<double>(r.reward), r.terminated, r.truncated, r.info.t,
                           static_cast<double>(r.info.distance), r.info.success);
@@ -220,15 +203,16 @@ class PyEnv {
     const float d = s.task.distance(envs::Span<const float>(last_obs_.data(), last_obs_.size()), env().context());
     return nb::make_tuple(static_cast<double>(d), d < s.task.success_threshold);
   }
-  void close() { slot_.env.reset(); }
-  bool closed() const { return !slot_.env; }
+  void close() { env_.reset(); }
+  bool closed() const { return !env_; }
 
  private:
   envs::Env& env() const {
-    if (!slot_.env) throw std::runtime_error("the env is closed");
-    return *slot_.env;
+    if (!env_) throw std::runtime_error("the env is closed");
+    return *env_;
   }
-  Slot slot_;
+  std::unique_ptr<envs::Env> env_;
+  envs::EpisodeSeeds seeds_;
   std::size_t obs_dim_ = 0, act_dim_ = 0;
   std::vector<float> scratch_;   // the action as float32
   std::vector<float> last_obs_;  // for status()
