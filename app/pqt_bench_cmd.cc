@@ -30,7 +30,7 @@
 #include "common/run_segment.h"
 #include "common/runfiles/config.h"
 #include "learner/pqt/pqt_trainer.h"
-#include "learner/remote_actors.h"
+#include "learner/actor_source.h"
 #include "learner/threads.h"
 
 namespace ringrl::app {
@@ -66,7 +66,7 @@ void remove_tree(const fs::path& dir) {
 }
 
 // One end-to-end run of `cfg` in `dir` (removed after it), with `remote` actors when not null.
-learner::TrainSummary run_end_to_end(const nlohmann::json& cfg, const fs::path& dir, learner::RemoteActors* remote) {
+learner::TrainSummary run_end_to_end(const nlohmann::json& cfg, const fs::path& dir, learner::ActorSource* remote) {
   remove_tree(dir);
   fs::create_directories(dir);
   learner::PqtTrainOptions t = train_options_from(cfg);
@@ -148,7 +148,7 @@ int bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir)
   const nlohmann::json cfg = npe_config(c, c.actors);
   const std::uint64_t max_lag = train_options_from(cfg).max_lag;
 
-  learner::RemoteActors* remote = job.remote;
+  learner::ActorSource* remote = job.remote;
   learner::TrainSummary one, across;
   try {
     // 1. Rank 0 alone with N x A actors; the bridges wait for their plan.
@@ -163,7 +163,7 @@ int bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir)
   // Interrupted: no figures; the bridges hear stop from rank 0's side of the nodes as it exits.
   if (one.interrupted || across.interrupted) return kExitInterrupted;
   nlohmann::json node_records = nlohmann::json::array();  // rank 1, 2, ...: records rank 0 took from each
-  for (const learner::RemoteNodeStats& n : remote->stats()) node_records.push_back(n.records);
+  for (const learner::SourceStats& n : remote->stats()) node_records.push_back(n.records);
 
   const double ratio = one.steady_npe_per_s > 0 ? across.steady_npe_per_s / one.steady_npe_per_s : 0;
   const nlohmann::json out = {{"bench", "npe"},
@@ -211,7 +211,7 @@ int run_npe_bench(const NpeCli& c, std::vector<std::shared_ptr<void>>& until_exi
   const fs::path dir = fs::temp_directory_path() / fmt::format("ringrl-bench-npe-{}", getpid());
   // Under mpirun: ranks other than 0 are node bridges from here on (rank 0's plan comes after
   // its run alone), rank 0 has checked their settings.
-  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string(), until_exit);
+  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string(), static_cast<double>(mpi::kNodeSilence.count()), until_exit);
   if (job.bridge_status) {
     std::error_code ec;  // this host's part of rank 0's directory, if rank 0 is elsewhere
     fs::remove_all(job.node_dir, ec);

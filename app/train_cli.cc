@@ -52,6 +52,9 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
   cmd.add_option("--node-dir", c.node_dir,
                  "Under mpirun/srun: where ranks other than 0 run their repetitions, \"{rank}\" replaced by the "
                  "rank (default: --run-dir on their host)");
+  add_real(cmd, "--node-silence", c.node_silence_s,
+           "Under mpirun/srun: seconds without a word from a node before rank 0 ends the run naming it", 0.001,
+           mpi::kMaxNodeSilenceSeconds);
   add_unsigned(cmd, "--only-repetition", c.only_repetition, "Run only this repetition (what a spread run gives each "
                                                             "child)")
       ->group("");  // hidden: sweeps/train_spread.h
@@ -73,7 +76,8 @@ int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shar
     std::vector<std::string> settings = shared_train_words(q.words);
     settings.push_back(c.run_dir);
     const NodeJob job =
-        join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir, until_exit);
+        join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir,
+                      c.node_silence_s, until_exit);
     if (job.bridge_status) return *job.bridge_status;
     if (job.joined) {
       c.run_dir = job.run_dir;
@@ -85,7 +89,7 @@ int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shar
   return run();
 }
 
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir,
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, double node_silence_s,
                       std::vector<std::shared_ptr<void>>& until_exit) {
   NodeJob job;
   std::shared_ptr<mpi::Comm> owned = join_mpi_job();
@@ -99,6 +103,7 @@ NodeJob join_node_job(const std::vector<std::string>& settings, const std::strin
   mpi::BridgeSetup setup;
   setup.fingerprint = mpi::fingerprint(settings);
   setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm.rank());
+  setup.silence = std::chrono::duration<double>(node_silence_s);
   job.node_dir = setup.node_dir;
   if (comm.rank() != 0) {
     job.bridge_status = mpi::run_node_bridge(comm, setup);

@@ -31,7 +31,8 @@
 
 #include "common/exit_status.h"
 #include "common/runfiles/run_files.h"
-#include "learner/remote_actors.h"
+#include "learner/actor_source.h"
+#include "mpi/node_bridge.h"
 #include "mpi/comm.h"
 
 namespace ringrl::sweeps {
@@ -54,8 +55,9 @@ struct TrainRunCli {
   std::string node_dir;                          // under MPI: where ranks other than 0 run theirs
   std::optional<std::uint64_t> budget, seed;  // budget: --max-npe or --max-env-steps
   std::optional<double> max_seconds;
+  double node_silence_s = static_cast<double>(mpi::kNodeSilence.count());  // under MPI: a silent node ends the run
   bool resume = false;
-  learner::RemoteActors* remote = nullptr;  // set by run_train_command in a run across nodes
+  learner::ActorSource* remote = nullptr;  // set by run_train_command in a run across nodes
 };
 
 /// What differs between the commands.
@@ -88,7 +90,7 @@ struct NodeJob {
   std::string run_dir;               // rank 0's run directory, the same on every rank
   std::filesystem::path node_dir;    // this rank's: RUN_DIR/node-<rank>, on its own host
   std::optional<int> bridge_status;  // a rank other than 0: its node bridge ran; its exit status
-  learner::RemoteActors* remote = nullptr;  // rank 0: the other ranks' actors (RunSettings::remote)
+  learner::ActorSource* remote = nullptr;  // rank 0: the other ranks' actors (RunSettings::remote)
 };
 
 /// Under mpirun/srun with several ranks (mpi/launch.h), joins the MPI job of one run across
@@ -99,7 +101,7 @@ struct NodeJob {
 /// every node's hello, refuses the job (UsageError, one line naming the rank) when a node
 /// runs another build or its `settings` (the words every rank must share) differ, and
 /// returns with `remote` set. Once per process, from the main thread.
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir,
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, double node_silence_s,
                       std::vector<std::shared_ptr<void>>& until_exit);
 
 /// Runs `train <cmd>` as its command line asks, after parsing: the spread of its repetitions

@@ -89,6 +89,7 @@ class ActorPool {
   void grant(std::uint64_t permits) noexcept;
 
   Supervisor& supervisor() noexcept { return sup_; }
+  const Supervisor& supervisor() const noexcept { return sup_; }
   /// Supervises (restarts, hang detection); returns the running actors.
   std::uint32_t poll() { return sup_.poll(); }
 

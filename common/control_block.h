@@ -40,6 +40,12 @@ struct alignas(64) ControlBlock {
   std::atomic<std::uint64_t> work_claimed;      // actors: units claimed in total (CAS below work_permits)
 };
 
+/// The control-block counter a run's budget lives in: `key` "env_steps" names env_steps, any
+/// other (the budget keys are "npe" and "env_steps") npe.
+inline std::atomic<std::uint64_t>& budget_counter(ControlBlock& c, const char* key) noexcept {
+  return std::strcmp(key, "env_steps") == 0 ? c.env_steps : c.npe;
+}
+
 struct alignas(64) ActorSlot {
   std::atomic<std::int32_t> pid;               // supervisor: current process, 0 = none
   std::atomic<std::uint32_t> state;            // ActorState; supervisor and actor

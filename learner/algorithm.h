@@ -68,12 +68,12 @@ class ActorPlan {
   virtual std::uint64_t records_retired() const { return 0; }
 };
 
-/// Actors on other nodes (RunSettings::remote; learner/remote_actors.h).
+/// Actors on other nodes (RunSettings::remote; learner/actor_source.h).
 class RemoteHooks {
  public:
   virtual ~RemoteHooks() = default;
 
-  // --- actors on other nodes (options.remote; learner/remote_actors.h)
+  // --- actors on other nodes (options.remote; learner/actor_source.h)
   /// Actors each remote node runs, given the driver's own slot count (default: as many).
   virtual std::uint32_t actors_per_node(std::uint32_t local_slots) const { return local_slots; }
   /// Called once, before the first repetition, when remote actors join: their slots are

@@ -26,6 +26,7 @@
 #include "common/signals.h"
 #include "common/supervisor.h"
 #include "common/work_gate.h"
+#include "learner/local_actors.h"
 #include "learner/threads.h"
 
 namespace ringrl::learner {
@@ -182,16 +183,89 @@ class RunDirectory {
   nlohmann::json checkpoint_meta_;
 };
 
+// The run's actor sources in the driver's order (its own pool first), called alike. The
+// sources start with the first publish(), each with its first slot, once the publication is on
+// the driver's channel; poll() visits them round-robin, one source later on each pass, so that
+// an algorithm that takes only so many records hears every source in turn.
+class SourceList {
+ public:
+  SourceList(std::vector<ActorSource*> sources, SourcePlan plan) : sources_(std::move(sources)), plan_(std::move(plan)) {
+    for (const ActorSource* s : sources_) participants_ += s->participants();
+  }
+
+  std::uint64_t poll(const ActorSource::Take& take) {
+    const std::size_t n = sources_.size(), first = next_++ % n;
+    std::uint64_t got = 0;
+    for (std::size_t k = 0; k < n; ++k) got += sources_[(first + k) % n]->poll(take);
+    return got;
+  }
+  void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) {
+    if (!started_) {
+      for (ActorSource* s : sources_) {
+        s->start(plan_);
+        plan_.first_slot += s->slots();
+      }
+      started_ = true;
+    }
+    for (ActorSource* s : sources_) s->publish(blob, bytes, channel_version);
+  }
+  void budget(std::uint64_t used) {
+    for (ActorSource* s : sources_) s->budget(used);
+  }
+  void grant(std::uint64_t permits) {
+    std::uint32_t first = 0;
+    for (ActorSource* s : sources_) {
+      s->grant(permits, first, participants_);
+      first += s->participants();
+    }
+  }
+  void check() {
+    for (ActorSource* s : sources_) s->check();
+  }
+  std::uint64_t lost_records() {
+    std::uint64_t lost = 0;
+    for (ActorSource* s : sources_) lost += s->lost_records();
+    return lost;
+  }
+  std::vector<SourceStats> stats() const {
+    std::vector<SourceStats> out;
+    for (const ActorSource* s : sources_)
+      for (SourceStats& n : s->stats()) out.push_back(std::move(n));
+    return out;
+  }
+
+ private:
+  std::vector<ActorSource*> sources_;
+  SourcePlan plan_;
+  std::uint32_t participants_ = 0;
+  std::size_t next_ = 0;
+  bool started_ = false;
+};
+
+// Stops a source when it goes out of scope, on every way out (an error is logged, not thrown).
+struct StopOnExit {
+  ActorSource* source;
+  ~StopOnExit() {
+    if (source == nullptr) return;
+    try {
+      source->stop();
+    } catch (const std::exception& e) {
+      spdlog::warn("train: stopping the actors: {}", e.what());
+    }
+  }
+};
+
 // The metrics of a run: a row of metrics.csv and TensorBoard scalars every metrics_every_s,
 // with the algorithm's columns, the lag of the records since the last row and, in a run across
-// nodes, each node's records per second; and the progress line.
+// nodes, each node's records per second (node0: rank 0's own actors); and the progress line.
 class MetricsReporter {
  public:
-  MetricsReporter(const DriverOptions& o, const Algorithm& algo, const fs::path& run_dir, std::uint32_t remote_nodes)
+  /// `nodes`: the participants that get a records/s column (0: none, a run on one machine).
+  MetricsReporter(const DriverOptions& o, const Algorithm& algo, const fs::path& run_dir, std::uint32_t nodes)
       : o_(o),
-        columns_(with_node_columns(algo.metric_columns(), remote_nodes)),
+        columns_(with_node_columns(algo.metric_columns(), nodes)),
         algo_columns_(algo.metric_columns().size()),
-        node_records_(remote_nodes, 0),
+        node_records_(nodes, 0),
         metrics_(run_dir / runfiles::kMetricsFileName, columns_),
         tb_(run_dir),
         progress_(progress_options(o)) {}
@@ -207,8 +281,9 @@ class MetricsReporter {
     version_at_ = algo.version();
   }
   /// Writes a row when metrics_every_s has passed since the last.
+  /// `nodes`: every participant's counts (SourceList::stats()).
   void maybe_report(Clock::time_point now, std::uint32_t rep, const Algorithm& algo, double rep_seconds,
-                    std::uint64_t budget_of_done, double run_seconds) {
+                    std::uint64_t budget_of_done, double run_seconds, const std::vector<SourceStats>& nodes) {
     const double dt = std::chrono::duration<double>(now - last_).count();
     if (dt < o_.metrics_every_s) return;
     DriverTick tick;
@@ -224,12 +299,9 @@ class MetricsReporter {
     const std::vector<double> row = algo.metric_row(tick);
     std::vector<std::pair<std::string, double>> named;
     for (std::size_t c = 0; c < algo_columns_ && c < row.size(); ++c) named.emplace_back(columns_[c], row[c]);
-    if (o_.remote) {  // each node's records per second since the last row
-      const std::vector<RemoteNodeStats> nodes = o_.remote->stats();
-      for (std::size_t k = 0; k < nodes.size() && k < node_records_.size(); ++k) {
-        named.emplace_back(columns_[algo_columns_ + k], static_cast<double>(nodes[k].records - node_records_[k]) / dt);
-        node_records_[k] = nodes[k].records;
-      }
+    for (std::size_t k = 0; k < nodes.size() && k < node_records_.size(); ++k) {  // records/s since the last row
+      named.emplace_back(columns_[algo_columns_ + k], static_cast<double>(nodes[k].records - node_records_[k]) / dt);
+      node_records_[k] = nodes[k].records;
     }
     metrics_.write_named_row(step, run_seconds, named);
     for (const auto& [k, v] : named)
@@ -242,7 +314,7 @@ class MetricsReporter {
 
  private:
   static std::vector<std::string> with_node_columns(std::vector<std::string> columns, std::uint32_t nodes) {
-    for (std::uint32_t k = 0; k < nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k + 1));
+    for (std::uint32_t k = 0; k < nodes; ++k) columns.push_back(fmt::format("node{}_records_per_s", k));
     return columns;
   }
   static runfiles::ProgressOptions progress_options(const DriverOptions& o) {
@@ -302,23 +374,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   flush_subnormals();
   keep_freed_memory();
 
-  const std::uint32_t remote_nodes = o.remote ? static_cast<std::uint32_t>(o.remote->stats().size()) : 0;
+  // The run's actor sources (learner/actor_source.h): this machine's pool first, then the
+  // other nodes of a run across nodes; each participant after the first runs per_node actors.
   const std::uint32_t per_node = algo.actors_per_node(o.actors);
-  if (remote_nodes > 0) algo.add_remote_slots(o.actors, remote_nodes * per_node);
-  // Remote actors stop on every way out, after the local ones and after this process's segment
-  // is gone (the actor pool is destroyed first): a SIGKILL that follows a SIGTERM while the
-  // nodes are asked to stop leaves no /dev/shm entry here.
-  struct RemoteStop {
-    RemoteActors* remote;
-    ~RemoteStop() {
-      if (remote == nullptr) return;
-      try {
-        remote->stop();
-      } catch (const std::exception& e) {
-        spdlog::warn("train: stopping the remote actors: {}", e.what());
-      }
-    }
-  } remote_stop{o.remote};
+  const std::uint32_t participants = 1 + (o.remote ? o.remote->participants() : 0);
+  if (participants > 1) algo.add_remote_slots(o.actors, (participants - 1) * per_node);
+  // The other sources stop on every way out, after this machine's segment is gone (the pool is
+  // destroyed first): a SIGKILL that follows a SIGTERM while the nodes are asked to stop
+  // leaves no /dev/shm entry here.
+  StopOnExit others{o.remote};
   // The pool: the segment (one ring per actor, the weight channel sized for the blob), the
   // supervisor, the drain and the version map (common/actor_pool.h).
   RunLayoutOptions lo;
@@ -343,7 +407,17 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     return launch;
   };
   ActorPool pool(po_actors);
-  auto launch_of = [&](std::uint32_t slot) { return pool.launch(slot); };
+  LocalActors local(pool);
+  SourcePlan plan;
+  plan.ring_capacity = lo.ring_capacity;
+  plan.blob_bytes = lo.weight_capacity;
+  plan.record_mask = algo.record_mask();
+  plan.max_record_bytes = max_record_bytes_for(lo.ring_capacity);
+  plan.records_per_unit = per_unit;
+  plan.actors_per_node = per_node;
+  plan.budget_counter = budget_key;
+  plan.launch = [&](std::uint32_t slot) { return pool.launch(slot); };
+  SourceList sources(o.remote ? std::vector<ActorSource*>{&local, o.remote} : std::vector<ActorSource*>{&local}, plan);
 
   // The work gate. Records leave the count of claimed units when the algorithm retires them,
   // when the driver discards them (made with an earlier repetition's weights), or when the
@@ -351,40 +425,42 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   std::uint64_t discarded = 0;
   std::uint64_t granted = 0;
   auto update_gate = [&] {
-    const std::uint64_t lost_local = pool.lost_records();
     const std::uint64_t ahead = algo.units_ahead();
-    const std::uint64_t lost_remote = o.remote ? o.remote->lost_records() : 0;
+    const std::uint64_t lost = sources.lost_records();
     const std::uint64_t permits =
-        ahead == 0 ? kUnlimitedWork
-                   : (algo.records_retired() + discarded + lost_local + lost_remote + per_unit - 1) / per_unit + ahead;
+        ahead == 0 ? kUnlimitedWork : (algo.records_retired() + discarded + lost + per_unit - 1) / per_unit + ahead;
     if (permits != granted) {
-      granted = permits;
-      // After the publication they allow; with remote nodes, the local actors get their share.
-      pool.grant(work_share(permits, 0, 1 + remote_nodes));
-      if (o.remote) o.remote->grant(permits);
+      granted = permits;  // after the publication they allow
+      sources.grant(permits);
     }
   };
 
-  if (o.remote) {  // the nodes of the run, beside its metrics
-    nlohmann::json nodes = {{"actors_per_node", o.actors}, {"nodes", 1 + remote_nodes}};
+  if (participants > 1) {  // the nodes of the run, beside its metrics
+    nlohmann::json nodes = {{"actors_per_node", per_node}, {"nodes", participants}};
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     nodes["learner_host"] = host;
-    for (const RemoteNodeStats& n : o.remote->stats()) nodes["actor_nodes"].push_back(n.name);
+    const std::vector<SourceStats> stats = sources.stats();
+    for (std::size_t k = 1; k < stats.size(); ++k) nodes["actor_nodes"].push_back(stats[k].name);
     runfiles::write_file_atomic(dir.path() / runfiles::kNodesFileName, nodes.dump(2) + "\n");
   }
-  MetricsReporter reporter(o, algo, dir.path(), remote_nodes);
+  MetricsReporter reporter(o, algo, dir.path(), participants > 1 ? participants : 0);
   std::vector<std::uint64_t> lags;  // every record of this invocation
   std::vector<std::byte> blob(algo.blob_bytes());
   const auto train_t0 = Clock::now();
   Clock::time_point first_record{};
   std::uint64_t budget_before_first = 0;
-  bool actors_started = false;
   // Budget used by this invocation: completed repetitions plus the running one's progress
   // (algorithms may count it on arrival, PQT, or when a record enters training, HIRO).
   std::uint64_t budget_done = 0, rep_budget_start = 0;
   bool in_rep = false;
   auto budget_now = [&] { return budget_done + (in_rep ? algo.budget_used() - rep_budget_start : 0); };
+  // Every publish goes on the pool's channel, which numbers it and stamps it with the learner
+  // version, then to every source.
+  auto publish = [&] {
+    algo.write_blob(blob.data());
+    sources.publish(blob.data(), blob.size(), pool.publish(blob.data(), blob.size(), algo.version()));
+  };
 
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
     if (!dir.to_run(rep)) continue;
@@ -393,32 +469,11 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     rep_budget_start = algo.budget_used();
     in_rep = true;
 
-    // Version bookkeeping: every publish is stamped with the learner version; the first of the
-    // repetition is the floor, and records made before it belong to the previous repetition.
+    // The first publish of the repetition is the floor: records made before it belong to the
+    // previous repetition. The sources start with the run's first (SourceList).
     pool.begin_epoch();
-    auto publish = [&] {
-      algo.write_blob(blob.data());
-      const std::uint64_t channel_version = pool.publish(blob.data(), blob.size(), algo.version());
-      if (o.remote) o.remote->publish(blob.data(), blob.size(), channel_version);
-    };
-    if (o.remote && !actors_started) {
-      RemoteRunPlan plan;
-      plan.ring_capacity = lo.ring_capacity;
-      plan.blob_bytes = lo.weight_capacity;
-      plan.record_mask = algo.record_mask();
-      plan.max_record_bytes = max_record_bytes_for(lo.ring_capacity);
-      plan.records_per_unit = per_unit;
-      plan.actors_per_node = per_node;
-      plan.budget_counter = budget_key;
-      plan.launch = launch_of;
-      o.remote->start(plan, o.actors);
-    }
-    publish();  // the floor
+    publish();
     update_gate();
-    if (!actors_started) {
-      pool.start();  // after the first publish
-      actors_started = true;
-    }
 
     const auto rep_t0 = Clock::now();
     auto last_checkpoint = rep_t0;
@@ -429,13 +484,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       dir.write_checkpoint(rep, algo, rep_seconds());
       last_checkpoint = Clock::now();
     };
-    // Takes one record of actor `slot` (a ring's or a remote one), made with channel version
-    // `rec.version`: maps the version, keeps the lag, or discards an earlier repetition's.
+    // Takes one record of actor `slot`, made with channel version `rec.version`: maps the
+    // version, keeps the lag, or discards an earlier repetition's. Returns false (the record
+    // stays where it is) while the algorithm wants no more.
     auto take = [&](std::uint32_t slot, const RecordView& rec) {
+      if (!algo.wants_records()) return false;
       const std::optional<std::uint64_t> stamp = pool.stamp_of(rec.version);
       if (!stamp) {
         ++discarded;  // made with an earlier repetition's weights
-        return;
+        return true;
       }
       const std::uint64_t made_with = *stamp;
       if (first_record == Clock::time_point{}) {
@@ -446,23 +503,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
       if (lags.size() < kMaxLagSamples) lags.push_back(lag);
       reporter.lag(lag);
-    };
-    // Drains the rings (common/ring_drain.h: round-robin, so that an algorithm that takes only
-    // so many records, a rate limiter, hears every actor in turn); the remote actors (all of
-    // them, one more "ring") take their turn in the same rotation.
-    auto drain = [&] {
-      const auto take_one = [&](std::uint32_t slot, const RecordView& rec) {
-        if (!algo.wants_records()) return false;
-        take(slot, rec);
-        return true;
-      };
-      return pool.drain(o.remote ? 1 : 0, take_one, [&](std::uint32_t) { return o.remote->poll(take_one); });
+      return true;
     };
 
     Backoff idle;
-    while (!stop_rep) {
-      if (shutdown_requested()) break;
-      const std::uint64_t got = drain();
+    while (!stop_rep && !shutdown_requested()) {
+      const std::uint64_t got = sources.poll(take);
       if (algo.solved() && o.stop_on_success) stop_rep = true;
       if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
@@ -478,23 +524,18 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       } else if (got == 0) {
         idle.pause();
       }
-      auto& counter = algo.budget_unit() == BudgetUnit::kPrograms ? pool.segment().control().npe : pool.segment().control().env_steps;
-      counter.store(algo.budget_used(), std::memory_order_relaxed);  // a statistic for observers
-      if (o.remote) o.remote->budget(algo.budget_used());
-      if (pool.poll() == 0 && pool.supervisor().all_failed())
-        throw std::runtime_error("every actor failed and used up its restarts; see the log above");
-      if (o.remote) {
-        try {
-          o.remote->check();
-        } catch (const std::runtime_error& e) {
-          write_checkpoint();  // the learner's state is whole: a new launch resumes from here
-          throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
-                                               dir.checkpoint_path().string()));
-        }
+      sources.budget(algo.budget_used());
+      try {
+        sources.check();
+      } catch (const std::runtime_error& e) {
+        write_checkpoint();  // the learner's state is whole: a new launch resumes from here
+        throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
+                                             dir.checkpoint_path().string()));
       }
       update_gate();
       const auto now = Clock::now();
-      reporter.maybe_report(now, rep, algo, rep_seconds(), dir.budget_of_done(), seconds_since(train_t0));
+      reporter.maybe_report(now, rep, algo, rep_seconds(), dir.budget_of_done(), seconds_since(train_t0),
+                            sources.stats());
       if (o.checkpoint_every_s > 0 &&
           std::chrono::duration<double>(now - last_checkpoint).count() >= o.checkpoint_every_s)
         write_checkpoint();
@@ -524,14 +565,13 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
-  pool.stop();
+  local.stop();
   summary.actor_restarts = pool.supervisor().total_restarts();
-  if (o.remote) {  // what each node gave
-    std::uint64_t local = 0;
-    for (std::uint64_t d : pool.drained()) local += d;
-    std::string line = fmt::format("train: records taken: {} from the {} local actor(s)", local, o.actors);
-    for (const RemoteNodeStats& n : o.remote->stats())
-      line += fmt::format(", {} from {} ({} restart(s))", n.records, n.name, n.restarts);
+  if (participants > 1) {  // what each participant gave
+    std::string line = "train: records taken:";
+    for (const SourceStats& n : sources.stats())
+      line += fmt::format(" {} from {} ({} restart(s)),", n.records, n.name, n.restarts);
+    line.pop_back();
     spdlog::info("{}", line);
   }
   std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);

@@ -4,8 +4,9 @@
 //   * sizes and creates the run segment (one ring per actor, the weight channel);
 //   * launches the actors from one ActorLaunch per slot (common/actor_launch.h) and supervises
 //     them (heartbeats, restarts with backoff, giving up when every slot failed); with
-//     options.remote, other nodes run more actors (learner/remote_actors.h), numbered after
-//     these, whose records it takes as its own and to which it publishes every blob;
+//     options.remote, other nodes run more actors, numbered after these, whose records it
+//     takes as its own and to which it publishes every blob: its loop calls both alike, as
+//     actor sources (learner/actor_source.h);
 //   * drains every ring with the algorithm's record-type mask, maps each record's weights
 //     version to the learner version it was made with, and keeps lag statistics;
 //   * steps the algorithm when it is ready and publishes its weight blob after every step that
@@ -42,7 +43,7 @@
 #include "common/checkpoint.h"
 #include "common/spsc_ring.h"
 #include "learner/algorithm.h"
-#include "learner/remote_actors.h"
+#include "learner/actor_source.h"
 
 namespace ringrl::learner {
 
@@ -63,9 +64,9 @@ struct RunSettings {
   /// >= 0: run only this repetition of the `repetitions` (the others run elsewhere: `train
   /// --parallel`, the ranks of an MPI job); its results line is the one a whole run writes.
   std::int64_t only_repetition = -1;
-  /// Actors on other nodes, taken as the driver's own (learner/remote_actors.h); null = none.
-  /// Borrowed: outlives the run.
-  RemoteActors* remote = nullptr;
+  /// Actors on other nodes, taken as the driver's own (learner/actor_source.h; mpi/node_bridge.h);
+  /// null = none. Borrowed: outlives the run.
+  ActorSource* remote = nullptr;
 
   /// Throws UsageError naming the first bad field.
   void validate() const;

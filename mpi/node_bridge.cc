@@ -63,17 +63,10 @@ std::optional<mpi::Message> wait_for(mpi::Comm& comm, int tag, Clock::duration t
 
 }  // namespace
 
-MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup) : comm_(comm) {
+MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup)
+    : comm_(comm), silence_(std::chrono::duration_cast<Clock::duration>(setup.silence)) {
   // A refusal goes to every node in the welcome, so that none waits for rank 0 in vain.
   std::string error;
-  if (const char* v = std::getenv(kNodeSilenceVariable); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const double seconds = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !(seconds > 0 && seconds <= 86400))
-      error = fmt::format("{}={}: expected seconds, above 0 and at most 86400", kNodeSilenceVariable, v);
-    else
-      silence_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  }
   const mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
   for (int got = 1; got < comm.size(); ++got) {
     const auto m = wait_for(comm, mpi::kHello, kHelloWait);
@@ -105,9 +98,9 @@ MpiRemoteActors::~MpiRemoteActors() {
   }
 }
 
-void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t local) {
-  local_ = local;
-  per_node_ = plan.actors_per_node > 0 ? plan.actors_per_node : local;
+void MpiRemoteActors::start(const learner::SourcePlan& plan) {
+  first_slot_ = plan.first_slot;
+  per_node_ = plan.actors_per_node > 0 ? plan.actors_per_node : plan.first_slot;
   std::vector<mpi::NodeShape> shapes;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     mpi::BridgePlan p;
@@ -119,7 +112,7 @@ void MpiRemoteActors::start(const learner::RemoteRunPlan& plan, std::uint32_t lo
     p.budget_counter = plan.budget_counter;
     std::string config_path;
     for (std::uint32_t i = 0; i < per_node_; ++i) {
-      const ActorLaunch l = plan.launch(local_ + static_cast<std::uint32_t>(k) * per_node_ + i);
+      const ActorLaunch l = plan.launch(first_slot_ + static_cast<std::uint32_t>(k) * per_node_ + i);
       p.launches.push_back(l.to_args());  // the node replaces segment, slot and config
       config_path = l.config_path;
     }
@@ -142,7 +135,7 @@ std::uint64_t MpiRemoteActors::poll(const Take& take) {
   return inbox_->poll([&](int rank, std::uint32_t slot, const RecordView& rec) {
     std::uint32_t k = 0;
     while (k < nodes_.size() && nodes_[k].rank != rank) ++k;
-    return take(local_ + k * per_node_ + slot, rec);
+    return take(first_slot_ + k * per_node_ + slot, rec);
   });
 }
 
@@ -164,8 +157,10 @@ void MpiRemoteActors::budget(std::uint64_t used) {
   budget_sent_at_ = Clock::now();
 }
 
-void MpiRemoteActors::grant(std::uint64_t permits) {
+void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) {
   permits_ = permits;
+  first_participant_ = first;
+  participants_total_ = total;
   if (!started_) return;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_count(mpi::BridgeControlKind::kPermits, share(k)));
@@ -216,14 +211,14 @@ void MpiRemoteActors::check() {
   }
 }
 
-std::uint64_t MpiRemoteActors::lost_records() const {
+std::uint64_t MpiRemoteActors::lost_records() {
   std::uint64_t lost = 0;
   for (const auto& n : nodes_) lost += n.lost;
   return lost;
 }
 
-std::vector<learner::RemoteNodeStats> MpiRemoteActors::stats() const {
-  std::vector<learner::RemoteNodeStats> out;
+std::vector<learner::SourceStats> MpiRemoteActors::stats() const {
+  std::vector<learner::SourceStats> out;
   for (const auto& n : nodes_)
     out.push_back({fmt::format("rank {} ({})", n.rank, n.host), inbox_ ? inbox_->stats(n.rank).records : 0, n.running,
                    n.restarts});
@@ -311,7 +306,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
                pool.segment_name());
   // Rank 0's budget counter, mirrored for the node's actors.
   ControlBlock& control = pool.segment().control();
-  std::atomic<std::uint64_t>& budget = plan.budget_counter == "env_steps" ? control.env_steps : control.npe;
+  std::atomic<std::uint64_t>& budget = budget_counter(control, plan.budget_counter.c_str());
   mpi::RecordForwarder forwarder(comm, {});
   // Each publish here is stamped with rank 0's channel version; a record carries that stamp
   // (0 for one made before the first: rank 0 discards it as made with an earlier floor).

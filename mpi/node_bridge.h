@@ -37,9 +37,8 @@
 // * Both sides start with the job protocol's hello (mpi/job_messages.h): a node of another
 //   build or with other settings is refused in one line by rank 0 (UsageError), and the node
 //   exits with status 2 without a word.
-// * MpiRemoteActors is rank 0's learner::RemoteActors; check() throws naming a node whose
-//   actors all failed, or that said nothing for kNodeSilence (or RINGRL_NODE_SILENCE_S); a
-//   bad RINGRL_NODE_SILENCE_S is a UsageError naming it.
+// * MpiRemoteActors is rank 0's learner::ActorSource for the other ranks; check() throws naming a node whose
+//   actors all failed, or that said nothing for BridgeSetup::silence (`--node-silence`).
 // * One thread (the command's main thread) uses each.
 #pragma once
 
@@ -50,36 +49,37 @@
 #include <string>
 #include <vector>
 
-#include "learner/remote_actors.h"
+#include "learner/actor_source.h"
 #include "mpi/comm.h"
 #include "mpi/record_link.h"
 
 namespace ringrl::mpi {
 
-/// A node that says nothing this long is taken for dead (RINGRL_NODE_SILENCE_S on rank 0
-/// sets another bound, in seconds).
+/// A node that says nothing this long is taken for dead, unless `--node-silence` says otherwise.
 inline constexpr std::chrono::seconds kNodeSilence{30};
-inline constexpr const char* kNodeSilenceVariable = "RINGRL_NODE_SILENCE_S";
+inline constexpr double kMaxNodeSilenceSeconds = 86400;  // the largest bound --node-silence takes
 
 struct BridgeSetup {
   std::uint64_t fingerprint = 0;   // of the settings every rank must share
   std::filesystem::path node_dir;  // where a node writes its copy of the config
+  std::chrono::duration<double> silence = kNodeSilence;  // rank 0: a node silent this long is dead
 };
 
-class MpiRemoteActors final : public learner::RemoteActors {
+class MpiRemoteActors final : public learner::ActorSource {
  public:
   /// Rank 0: every node's hello, checked (UsageError refuses the job).
   MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup);
   ~MpiRemoteActors() override;
+  std::uint32_t participants() const override { return static_cast<std::uint32_t>(nodes_.size()); }
   std::uint32_t slots() const override { return per_node_ * static_cast<std::uint32_t>(nodes_.size()); }
-  void start(const learner::RemoteRunPlan& plan, std::uint32_t local) override;
+  void start(const learner::SourcePlan& plan) override;
   std::uint64_t poll(const Take& take) override;
   void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) override;
   void budget(std::uint64_t used) override;
-  void grant(std::uint64_t permits) override;
+  void grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) override;
   void check() override;
-  std::uint64_t lost_records() const override;
-  std::vector<learner::RemoteNodeStats> stats() const override;
+  std::uint64_t lost_records() override;
+  std::vector<learner::SourceStats> stats() const override;
   void stop() override;
 
  private:
@@ -96,17 +96,18 @@ class MpiRemoteActors final : public learner::RemoteActors {
   void receive_status();
   /// Node k's (0-based) share of the permits.
   std::uint64_t share(std::size_t k) const {
-    return learner::work_share(permits_, k + 1, nodes_.size() + 1);
+    return learner::work_share(permits_, first_participant_ + k, participants_total_);
   }
 
   mpi::Comm& comm_;
   std::vector<Node> nodes_;
   std::unique_ptr<mpi::RecordInbox> inbox_;
-  std::uint32_t local_ = 0, per_node_ = 0;
+  std::uint32_t first_slot_ = 0, per_node_ = 0;
   std::chrono::steady_clock::duration silence_ = kNodeSilence;
   std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard
   std::chrono::steady_clock::time_point budget_sent_at_{};
   std::uint64_t permits_ = 0;
+  std::uint32_t first_participant_ = 1, participants_total_ = 1;  // of the run's work gate (grant())
   bool started_ = false, stopped_ = false;
 };
 

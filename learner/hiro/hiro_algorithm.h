@@ -21,7 +21,7 @@
 //   pushed before this learner process (actors/hiro/hiro_actor.h keys its episodes from it);
 //   checkpoints keep, per slot, that base plus the transitions received from it since, so a
 //   resumed run's collectors continue their streams instead of repeating them.
-// * Other nodes (one run across nodes, learner/remote_actors.h): each runs `actors` more
+// * Other nodes (one run across nodes, learner/actor_source.h): each runs `actors` more
 //   collectors (the evaluator stays here), numbered after the local ones (actors, actors + 1,
 //   ...) in the per-collector counts, streams and env_steps_per_actor; every collector's
 //   launch counts them all in train_actors (the fair-share pace). The ratio holds over the whole job, since

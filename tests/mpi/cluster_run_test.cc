@@ -1,5 +1,5 @@
 // One run across nodes, `mpirun -np N ringrl train pqt ...` on localhost (mpi/node_bridge.h,
-// learner/remote_actors.h): 3 ranks solve `print` with records from every rank, counted per
+// learner/actor_source.h): 3 ranks solve `print` with records from every rank, counted per
 // rank, made with the newest weights (lag 0 at max_lag 0), their sum the run's NPE, and the
 // nodes and per-node rates in the run directory; ^C to mpirun stops every rank with a
 // checkpoint and leaves no process and no /dev/shm entry, and --resume continues; kill -9 of a
@@ -154,7 +154,7 @@ TEST_F(ClusterRun, ThreeRanksSolvePrintWithRecordsFromEveryRank) {
   // Every rank's records reached the learner; together they are the run's NPE.
   std::smatch m;
   const std::regex taken(
-      R"(records taken: (\d+) from the 1 local actor\(s\), (\d+) from rank 1 \(.*?\) \(0 restart\(s\)\), (\d+) from rank 2)");
+      R"(records taken: (\d+) from the 1 local actor\(s\) \(0 restart\(s\)\), (\d+) from rank 1 \(.*?\) \(0 restart\(s\)\), (\d+) from rank 2)");
   ASSERT_TRUE(std::regex_search(r.err, m, taken)) << r.err;
   const std::uint64_t local = std::stoull(m[1]), rank1 = std::stoull(m[2]), rank2 = std::stoull(m[3]);
   EXPECT_GT(local, 0u);
@@ -166,6 +166,7 @@ TEST_F(ClusterRun, ThreeRanksSolvePrintWithRecordsFromEveryRank) {
   EXPECT_GT(res[0]["num_batches"].get<std::uint64_t>(), 10u);
   const std::string metrics = read_text(dir_ / "metrics.csv");
   const std::string header = metrics.substr(0, metrics.find('\n'));
+  EXPECT_NE(header.find("node0_records_per_s"), std::string::npos) << header;
   EXPECT_NE(header.find("node1_records_per_s"), std::string::npos) << header;
   EXPECT_NE(header.find("node2_records_per_s"), std::string::npos) << header;
   EXPECT_NE(r.out.find("lag p50 0 max 0"), std::string::npos) << r.out;
@@ -241,9 +242,7 @@ TEST_F(ClusterRun, KillOfANodeBridgeEndsTheJobNamingTheRankAndResumeContinues) {
 // bound, with one line naming the rank and a checkpoint of the learner, and --resume continues.
 TEST_F(ClusterRun, ASilentNodeEndsTheJobNamingTheRankWithACheckpoint) {
   int o = -1, e = -1;
-  std::vector<std::string> launcher = mpirun_with_grace(2);
-  launcher.insert(launcher.begin() + 1, {"-x", "RINGRL_NODE_SILENCE_S=2"});
-  const pid_t pid = start(cat(launcher, long_job(dir_, kInterruptedBudget)), &o, &e);
+  const pid_t pid = start(cat(mpirun_with_grace(2), cat(long_job(dir_, kInterruptedBudget), {"--node-silence", "2"})), &o, &e);
   Reaper reaper{pid};
   ASSERT_NO_FATAL_FAILURE(signal_rank_once_running(pid, 1, SIGSTOP));
   const Outcome r = finish(pid, o, e);
@@ -261,13 +260,17 @@ TEST_F(ClusterRun, ASilentNodeEndsTheJobNamingTheRankWithACheckpoint) {
   EXPECT_NE(again.err.find("train: resuming repetition 0 at"), std::string::npos) << again.err;
 }
 
-TEST_F(ClusterRun, ABadSilenceBoundIsRefusedInOneLine) {
-  std::vector<std::string> launcher = mpirun(2);
-  launcher.insert(launcher.begin() + 1, {"-x", "RINGRL_NODE_SILENCE_S=soon"});
-  const Outcome r = run(cat(launcher, long_job(dir_)));
-  EXPECT_FALSE(ok(r));
-  EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
-  EXPECT_NE(r.err.find("RINGRL_NODE_SILENCE_S=soon: expected seconds"), std::string::npos) << r.err;
+// Every rank parses the same command line, so each refuses a bad bound with the same line
+// before any rank joins the job.
+TEST_F(ClusterRun, ABadSilenceBoundIsRefusedBeforeTheJobStarts) {
+  for (const char* bad : {"soon", "0", "86401"}) {
+    const Outcome r = run(cat(mpirun(2), cat(long_job(dir_), {"--node-silence", bad})));
+    EXPECT_FALSE(ok(r)) << bad;
+    const std::string line = "ringrl: error: --node-silence '" + std::string(bad) + "': expected a number from 0.001 to 86400";
+    EXPECT_EQ(count(r.err, "ringrl: error: "), count(r.err, line)) << r.err;
+    EXPECT_GE(count(r.err, line), 1u) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "node-1")) << "no rank joined the job";
+  }
 }
 
 TEST_F(ClusterRun, AKilledNodeActorIsReplacedByItsBridge) {
@@ -362,7 +365,7 @@ TEST_F(ClusterRun, TwoRankHiroHoldsTheRatioWithRemoteTransitionsInReplay) {
   EXPECT_EQ(per[0] + per[1], kSteps);
   EXPECT_GE(res[0]["evals"].get<std::uint64_t>(), 1u) << "the evaluator on rank 0 reported";
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(records taken: \d+ from the 2 local actor\(s\), (\d+) from rank 1)")))
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(records taken: \d+ from the 2 local actor\(s\) \(\d+ restart\(s\)\), (\d+) from rank 1)")))
       << r.err;
   EXPECT_GE(std::stoull(m[1]), per[1]) << "every admitted remote step came through rank 1's bridge";
   EXPECT_NE(r.err.find("cluster: 1 actor node(s), 1 actor(s) each"), std::string::npos) << r.err;
@@ -387,7 +390,7 @@ TEST_F(ClusterRun, TwoRankGaGivesTheOneRankResult) {
   b[0].erase("seconds");
   EXPECT_EQ(a[0], b[0]);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(two.err, m, std::regex(R"(records taken: (\d+) from the 1 local actor\(s\), (\d+) from rank 1)")))
+  ASSERT_TRUE(std::regex_search(two.err, m, std::regex(R"(records taken: (\d+) from the 1 local actor\(s\) \(\d+ restart\(s\)\), (\d+) from rank 1)")))
       << two.err;
   // Every request is split between the two evaluators by their place in the run (row j to
   // place j % 2), rank 0's included: each scores about half of the rows, none twice.
