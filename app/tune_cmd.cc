@@ -49,6 +49,7 @@
 #include "sweeps/child_runs.h"
 #include "app/cli_numbers.h"
 #include "sweeps/cluster_jobs.h"
+#include "sweeps/slots.h"
 #include "config/ga_config.h"
 #include "config/pqt_config.h"
 #include "app/train_cli.h"
@@ -75,7 +76,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kTrialDirPrefix = "trial_";
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr std::uint32_t kMaxRepetitions = 100000;  // --repetitions upper bound
 constexpr std::uint32_t kMaxParallel = 256;        // --parallel upper bound
 
@@ -175,65 +175,55 @@ struct TrialJob {
   std::string status = "ok", error;
 };
 
-class TuneSession {
+class TuneSession final : public SlotWork {
  public:
   TuneSession(TuneSpace space, TuneSettings settings, std::vector<std::size_t> trials, fs::path run_dir,
-              std::uint32_t actors, ChildRunner& runner)
+              std::uint32_t actors, SweepSlots& slots)
       : space_(std::move(space)),
         s_(std::move(settings)),
         trials_(std::move(trials)),
         run_dir_(std::move(run_dir)),
         actors_(actors),
-        runner_(runner) {}
+        slots_(slots),
+        on_slot_(slots.size()) {
+    for (std::size_t p = 0; p < trials_.size(); ++p) pending_.push_back(p);
+  }
 
-  // Runs every trial on the runner's slots: `devices` (what a trial on the slot is given) and
-  // `where` (how the log names the slot), one entry per slot. Returns the exit status.
-  int run(const std::vector<std::string>& devices, const std::vector<std::string>& where) {
-    where_ = where;
-    std::deque<std::size_t> pending;
-    for (std::size_t p = 0; p < trials_.size(); ++p) pending.push_back(p);
-    std::vector<std::optional<TrialJob>> slots(devices.size());
-    bool forwarded = false;
-    for (;;) {
-      for (std::size_t slot = 0; slot < slots.size() && !shutdown_requested(); ++slot) {
-        while (!slots[slot] && !pending.empty()) {
-          TrialJob job;
-          job.position = pending.front();
-          job.trial = trials_[job.position];
-          job.hparams = space_.trial_hparams(job.trial);
-          job.slot = slot;
-          job.device = devices[slot];
-          pending.pop_front();
-          if (start_next_task(job))
-            slots[slot] = std::move(job);
-          else
-            finish(job);
-        }
-      }
-      bool any_running = false;
-      for (const auto& j : slots) any_running |= j.has_value();
-      if (!any_running) break;
-      if (shutdown_requested() && !forwarded) {
-        forwarded = true;
-        spdlog::warn("tune: signal {}: stopping the running trials (each writes a checkpoint)", shutdown_signal());
-        for (const auto& j : slots)
-          if (j) runner_.signal(j->child, shutdown_signal());
-      }
-      runner_.idle(kPollInterval);
-      for (auto& j : slots) {
-        if (!j) continue;
-        const std::optional<int> wstatus = runner_.poll(j->child);
-        if (!wstatus) continue;
-        if (on_child_exit(*j, *wstatus, forwarded)) continue;  // the trial's next task started
-        finish(*j);
-        j.reset();
-      }
-    }
-    interrupted_ |= forwarded || !pending.empty();
-    not_run_ = pending.size();
+  // Runs every trial on the slots (sweeps/slots.h). Returns the exit status.
+  int run() {
+    const bool forwarded = run_on_slots(slots_, *this, "tune", "trials");
+    interrupted_ |= forwarded || !pending_.empty();
+    not_run_ = pending_.size();
     add_earlier_trials();
     write_files();
     return interrupted_ ? kExitInterrupted : (failed_ ? kExitFailure : 0);
+  }
+
+  // A free slot takes the next trial whose tasks are not all done already.
+  std::optional<std::uint64_t> start(std::size_t slot) override {
+    while (!pending_.empty()) {
+      TrialJob job;
+      job.position = pending_.front();
+      job.trial = trials_[job.position];
+      job.hparams = space_.trial_hparams(job.trial);
+      job.slot = slot;
+      job.device = slots_.devices()[slot];
+      pending_.pop_front();
+      if (start_next_task(job)) {
+        on_slot_[slot] = std::move(job);
+        return on_slot_[slot].child;
+      }
+      finish(job);
+    }
+    return std::nullopt;
+  }
+
+  // A trial's task ended: the next task of the trial starts on the slot, or the trial is done.
+  std::optional<std::uint64_t> exited(std::size_t slot, int wstatus, bool stopping) override {
+    TrialJob& job = on_slot_[slot];
+    if (on_child_exit(job, wstatus, stopping)) return job.child;
+    finish(job);
+    return std::nullopt;
   }
 
   const std::vector<TrialResult>& results() const { return results_; }
@@ -267,9 +257,9 @@ class TuneSession {
       run.actors = actors_;
       run.resume = false;  // the runner adds --resume where the run finds results or a checkpoint
       job.log = dir / runfiles::kLogFileName;
-      job.child = runner_.start(job.slot, {train_arguments(space_, job.hparams, s_, run), dir, job.log});
+      job.child = slots_.runner().start(job.slot, {train_arguments(space_, job.hparams, s_, run), dir, job.log});
       spdlog::info("tune: trial {} [{}/{}] {}: {} on {}, {} repetition(s){}; log {}", job.trial, job.position + 1,
-                   trials_.size(), format_hparams(job.hparams), run.task, where_[job.slot], run.repetitions,
+                   trials_.size(), format_hparams(job.hparams), run.task, slots_.names()[job.slot], run.repetitions,
                    has_resumable_state(dir) ? " (resumed)" : "", job.log.string());
       return true;
     }
@@ -375,8 +365,9 @@ class TuneSession {
   std::vector<std::size_t> trials_;
   fs::path run_dir_;
   std::uint32_t actors_;
-  ChildRunner& runner_;
-  std::vector<std::string> where_;
+  SweepSlots& slots_;
+  std::deque<std::size_t> pending_;  // positions in trials_ not started
+  std::vector<TrialJob> on_slot_;    // the trial each busy slot runs
   std::vector<TrialResult> results_;
   std::set<std::size_t> done_;
   bool failed_ = false, interrupted_ = false;
@@ -428,47 +419,30 @@ int run_tune(const TuneCli& c) {
   for (std::size_t t : trials)
     for (const auto& task : s.task_cycle) resolved.push_back(preflight(space, t, space.trial_hparams(t), s, task).dump());
 
-  std::vector<std::string> devices;
-  const int gpus = trainer_traits(space.trainer).uses_gpu ? learner::cuda_device_count() : 0;
-  if (gpus > 0) {
-    const std::size_t slots = std::min<std::size_t>(c.parallel.value_or(static_cast<std::uint32_t>(gpus)), gpus);
-    if (c.parallel && *c.parallel > static_cast<std::uint32_t>(gpus))
-      spdlog::warn("tune: --parallel {} capped at {} (one learner per GPU)", *c.parallel, gpus);
-    for (std::size_t g = 0; g < slots; ++g) devices.push_back(fmt::format("cuda:{}", g));
-  } else {
-    devices.assign(c.parallel.value_or(1), "cpu");
-  }
-
   install_shutdown_handlers();
-  std::vector<std::string> where = devices;
-  LocalChildRunner local;
-  ChildRunner* runner = &local;
-  ClusterStart cluster;
-  if (comm) {  // every rank runs trials on its own slots; rank 0 hands them out and gathers the results
-    ClusterSetup setup;
+  // This process's slots, or (under mpirun/srun) every rank's: rank 0 hands the trials out and
+  // gathers the results.
+  SweepSlots slots;
+  ClusterSetup setup;
+  if (comm) {
     setup.session_dir = run_dir;
     setup.node_dir = node_dir_for(c.node_dir.empty() ? run_dir : c.node_dir, comm->rank());
-    setup.devices = devices;
     std::vector<std::string> settings = {session_identity(space, s).dump(), c.run_dir, c.node_dir,
                                          std::to_string(c.actors.value_or(0))};
     for (std::size_t t : trials) settings.push_back(std::to_string(t));
     settings.insert(settings.end(), resolved.begin(), resolved.end());
     setup.fingerprint = mpi::fingerprint(settings);
-    setup.check_on_rank0 = [&] { pin_session(run_dir, session_identity(space, s)); };
-    cluster = open_cluster(*comm, setup);
-    if (comm->rank() != 0) return cluster.refused ? kExitUsage : run_job_worker(*comm, setup, cluster.shared);
-    runner = cluster.jobs.get();
-    devices = cluster.jobs->devices();
-    where = cluster.jobs->slot_names();
-  } else {
-    pin_session(run_dir, session_identity(space, s));
   }
-  TuneSession session(space, s, trials, run_dir, c.actors.value_or(0), *runner);
+  const bool gpus = trainer_traits(space.trainer).uses_gpu && learner::cuda_device_count() > 0;
+  if (const auto worker = slots.open(comm.get(), sweep_devices(gpus, c.parallel.value_or(0), "tune"), setup,
+                                     [&] { pin_session(run_dir, session_identity(space, s)); }))
+    return *worker;
+  TuneSession session(space, s, trials, run_dir, c.actors.value_or(0), slots);
   spdlog::info("tune: space {}, {} trial(s), {} at a time on {}{}; run directory {}", space.name, trials.size(),
-               devices.size(), gpus > 0 ? fmt::format("{} GPU(s)", devices.size()) : std::string("cpu"),
+               slots.size(), gpus ? fmt::format("{} GPU(s)", slots.size()) : std::string("cpu"),
                comm ? fmt::format(" over {} ranks", comm->size()) : std::string(), run_dir);
-  const int rc = session.run(devices, where);
-  if (cluster.jobs) cluster.jobs->finish();
+  const int rc = session.run();
+  slots.close();
   std::printf("%s%s", session.header().c_str(), format_summary_table(session.results()).c_str());
   if (session.not_run() > 0) std::printf("%zu selected trial(s) not run (interrupted)\n", session.not_run());
   std::printf("tune: results in %s, table in %s\n", (fs::path(run_dir) / runfiles::kTuningResultsFileName).c_str(),

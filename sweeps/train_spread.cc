@@ -1,5 +1,7 @@
 #include "sweeps/train_spread.h"
 
+#include "sweeps/slots.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -33,7 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr const char* kRepDirPrefix = "rep-";
 
 // Options that take a value, and flags, that are the spread's own (not the repetitions').
@@ -53,6 +54,88 @@ std::optional<json> finished_line(const fs::path& rep_dir, std::uint32_t rep) {
     if (line.value(runfiles::kRepetitionKey, std::int64_t{-1}) == static_cast<std::int64_t>(rep)) return line;
   return std::nullopt;
 }
+
+// One repetition per child, in RUN/rep-<r>; its results line and final model join RUN.
+class RepetitionWork final : public SlotWork {
+ public:
+  RepetitionWork(const SpreadRequest& q, std::string who, std::vector<std::string> words, fs::path run,
+                 SweepSlots& slots, std::deque<std::uint32_t> pending, std::set<std::int64_t> done)
+      : q_(q),
+        who_(std::move(who)),
+        words_(std::move(words)),
+        run_(std::move(run)),
+        slots_(slots),
+        pending_(std::move(pending)),
+        done_(std::move(done)),
+        on_slot_(slots.size(), 0) {}
+
+  std::optional<std::uint64_t> start(std::size_t s) override {
+    if (pending_.empty()) return std::nullopt;
+    const std::uint32_t rep = pending_.front();
+    pending_.pop_front();
+    const fs::path dir = rep_dir(rep);
+    fs::create_directories(dir);
+    std::vector<std::string> args = words_;
+    args.insert(args.end(), {"--run-dir", dir.string(), "--only-repetition", std::to_string(rep)});
+    if (slots_.devices()[s] != "cpu") args.insert(args.end(), {"--set", "device=" + slots_.devices()[s]});
+    on_slot_[s] = rep;
+    const std::uint64_t child = slots_.runner().start(s, {args, dir, dir / runfiles::kLogFileName});
+    spdlog::info("{}: repetition {} on {}{}; log {}", who_, rep, slots_.names()[s],
+                 has_resumable_state(dir) ? " (resumed)" : "", (dir / runfiles::kLogFileName).string());
+    return child;
+  }
+
+  std::optional<std::uint64_t> exited(std::size_t s, int st, bool stopping) override {
+    const std::uint32_t rep = on_slot_[s];
+    const fs::path dir = rep_dir(rep);
+    const std::optional<json> line = finished_line(dir, rep);
+    if (line && done_.count(rep) == 0) {
+      // The repetition's line and final model join the run directory.
+      runfiles::append_json_line(run_ / runfiles::kResultsFileName, *line);
+      const std::string model = runfiles::final_model_file_name(rep);
+      std::error_code ec;
+      fs::copy_file(dir / model, run_ / model, fs::copy_options::overwrite_existing, ec);
+      if (ec) spdlog::warn("{}: copying {}: {}", who_, (dir / model).string(), ec.message());
+      if (!fs::exists(run_ / runfiles::kResolvedConfigName))
+        fs::copy_file(dir / runfiles::kResolvedConfigName, run_ / runfiles::kResolvedConfigName, ec);
+      done_.insert(rep);
+      finished_.push_back(*line);
+      spdlog::info("{}: repetition {} done ({} of {})", who_, rep, done_.size(), q_.repetitions);
+    } else if (!(stopping && WIFEXITED(st) && WEXITSTATUS(st) == kExitInterrupted)) {
+      failed_ = true;
+      spdlog::error("{}: repetition {} ended with {}: {} (log {})", who_, rep,
+                    WIFEXITED(st) ? fmt::format("status {}", WEXITSTATUS(st)) : fmt::format("signal {}", WTERMSIG(st)),
+                    last_log_line(dir / runfiles::kLogFileName), (dir / runfiles::kLogFileName).string());
+    }
+    return std::nullopt;
+  }
+
+  /// The results lines of the repetitions this sweep finished, by repetition.
+  std::vector<json> finished() const {
+    std::vector<json> out = finished_;
+    std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
+      return a.value(runfiles::kRepetitionKey, 0) < b.value(runfiles::kRepetitionKey, 0);
+    });
+    return out;
+  }
+  std::size_t done() const noexcept { return done_.size(); }
+  std::size_t not_started() const noexcept { return pending_.size(); }
+  bool failed() const noexcept { return failed_; }
+
+ private:
+  fs::path rep_dir(std::uint32_t rep) const { return run_ / fmt::format("{}{}", kRepDirPrefix, rep); }
+
+  const SpreadRequest& q_;
+  std::string who_;
+  std::vector<std::string> words_;
+  fs::path run_;
+  SweepSlots& slots_;
+  std::deque<std::uint32_t> pending_;
+  std::set<std::int64_t> done_;
+  std::vector<std::uint32_t> on_slot_;  // the repetition each slot runs
+  std::vector<json> finished_;
+  bool failed_ = false;
+};
 
 }  // namespace
 
@@ -96,46 +179,28 @@ int run_spread(const SpreadRequest& q) {
   const fs::path run(run_dir);
   const fs::path results = run / runfiles::kResultsFileName;
 
-  // This process's slots: one per GPU (for a trainer that uses one), or --parallel CPU slots.
-  std::vector<std::string> devices;
-  const int gpus = q.uses_gpu ? learner::cuda_device_count() : 0;
-  if (gpus > 0) {
-    const int n = std::min(gpus, q.parallel > 0 ? static_cast<int>(q.parallel) : gpus);
-    for (int g = 0; g < n; ++g) devices.push_back(fmt::format("cuda:{}", g));
-  } else {
-    devices.assign(std::max<std::uint32_t>(1, q.parallel), "cpu");
-  }
   const std::vector<std::string> words = shared_train_words(q.words);
-  auto check_run_dir = [&] {
-    if (fs::exists(results) && !q.resume)
-      throw UsageError(fmt::format(
-          "run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
-          run.string()));
-  };
-
   install_shutdown_handlers();
-  LocalChildRunner local;
-  ChildRunner* runner = &local;
-  ClusterStart cluster;
-  std::vector<std::string> where = devices;
+  // This process's slots (one per GPU for a trainer that uses one, or --parallel CPU slots),
+  // or every rank's.
+  SweepSlots slots;
+  ClusterSetup setup;
   if (comm) {
-    ClusterSetup setup;
     setup.session_dir = run;
     setup.node_dir = node_dir_for(q.node_dir.empty() ? run_dir : q.node_dir, comm->rank());
-    setup.devices = devices;
     std::vector<std::string> settings = words;
     settings.push_back(q.run_dir);
     settings.push_back(q.node_dir);
     setup.fingerprint = mpi::fingerprint(settings);
-    setup.check_on_rank0 = check_run_dir;
-    cluster = open_cluster(*comm, setup);
-    if (comm->rank() != 0) return cluster.refused ? kExitUsage : run_job_worker(*comm, setup, cluster.shared);
-    runner = cluster.jobs.get();
-    devices = cluster.jobs->devices();
-    where = cluster.jobs->slot_names();
-  } else {
-    check_run_dir();
   }
+  const std::string who = "train " + q.algo;
+  if (const auto worker = slots.open(comm.get(), sweep_devices(q.uses_gpu, q.parallel, who.c_str()), setup, [&] {
+        if (fs::exists(results) && !q.resume)
+          throw UsageError(fmt::format(
+              "run directory {} already holds results: pass --resume to continue it, or choose another --run-dir",
+              run.string()));
+      }))
+    return *worker;
   fs::create_directories(run);
 
   std::set<std::int64_t> done;
@@ -143,86 +208,25 @@ int run_spread(const SpreadRequest& q) {
   std::deque<std::uint32_t> pending;
   for (std::uint32_t r = 0; r < q.repetitions; ++r)
     if (done.count(r) == 0) pending.push_back(r);
-  spdlog::info("train {}: {} of {} repetition(s) to run, {} at a time{}; run directory {}", q.algo, pending.size(),
-               q.repetitions, devices.size(), comm ? fmt::format(" over {} ranks", comm->size()) : std::string(),
+  spdlog::info("{}: {} of {} repetition(s) to run, {} at a time{}; run directory {}", who, pending.size(),
+               q.repetitions, slots.size(), comm ? fmt::format(" over {} ranks", comm->size()) : std::string(),
                run_dir);
 
-  struct Running {
-    std::uint32_t rep = 0;
-    std::uint64_t child = 0;
-  };
-  std::vector<std::optional<Running>> slots(devices.size());
-  std::vector<json> finished;
-  bool forwarded = false, failed = false;
-  for (;;) {
-    for (std::size_t s = 0; s < slots.size() && !shutdown_requested(); ++s) {
-      if (slots[s] || pending.empty()) continue;
-      const std::uint32_t rep = pending.front();
-      pending.pop_front();
-      const fs::path dir = run / fmt::format("{}{}", kRepDirPrefix, rep);
-      fs::create_directories(dir);
-      std::vector<std::string> args = words;
-      args.insert(args.end(), {"--run-dir", dir.string(), "--only-repetition", std::to_string(rep)});
-      if (devices[s] != "cpu") args.insert(args.end(), {"--set", "device=" + devices[s]});
-      slots[s] = Running{rep, runner->start(s, {args, dir, dir / runfiles::kLogFileName})};
-      spdlog::info("train {}: repetition {} on {}{}; log {}", q.algo, rep, where[s],
-                   has_resumable_state(dir) ? " (resumed)" : "", (dir / runfiles::kLogFileName).string());
-    }
-    bool any = false;
-    for (const auto& s : slots) any |= s.has_value();
-    if (!any) break;
-    if (shutdown_requested() && !forwarded) {
-      forwarded = true;
-      spdlog::warn("train {}: signal {}: stopping the running repetitions (each writes a checkpoint)", q.algo,
-                   shutdown_signal());
-      for (const auto& s : slots)
-        if (s) runner->signal(s->child, shutdown_signal());
-    }
-    runner->idle(kPollInterval);
-    for (auto& s : slots) {
-      if (!s) continue;
-      const std::optional<int> st = runner->poll(s->child);
-      if (!st) continue;
-      const std::uint32_t rep = s->rep;
-      s.reset();
-      const fs::path dir = run / fmt::format("{}{}", kRepDirPrefix, rep);
-      const std::optional<json> line = finished_line(dir, rep);
-      if (line && done.count(rep) == 0) {
-        // The repetition's line and final model join the run directory.
-        runfiles::append_json_line(results, *line);
-        const std::string model = runfiles::final_model_file_name(rep);
-        std::error_code ec;
-        fs::copy_file(dir / model, run / model, fs::copy_options::overwrite_existing, ec);
-        if (ec) spdlog::warn("train {}: copying {}: {}", q.algo, (dir / model).string(), ec.message());
-        if (!fs::exists(run / runfiles::kResolvedConfigName)) fs::copy_file(dir / runfiles::kResolvedConfigName, run / runfiles::kResolvedConfigName, ec);
-        done.insert(rep);
-        finished.push_back(*line);
-        spdlog::info("train {}: repetition {} done ({} of {})", q.algo, rep, done.size(), q.repetitions);
-      } else if (!(forwarded && WIFEXITED(*st) && WEXITSTATUS(*st) == kExitInterrupted)) {
-        failed = true;
-        spdlog::error("train {}: repetition {} ended with {}: {} (log {})", q.algo, rep,
-                      WIFEXITED(*st) ? fmt::format("status {}", WEXITSTATUS(*st))
-                                     : fmt::format("signal {}", WTERMSIG(*st)),
-                      last_log_line(dir / runfiles::kLogFileName), (dir / runfiles::kLogFileName).string());
-      }
-    }
-  }
-  if (cluster.jobs) cluster.jobs->finish();
+  RepetitionWork work(q, who, words, run, slots, std::move(pending), std::move(done));
+  const bool forwarded = run_on_slots(slots, work, who, "repetitions");
+  slots.close();
 
-  std::sort(finished.begin(), finished.end(), [](const json& a, const json& b) {
-    return a.value(runfiles::kRepetitionKey, 0) < b.value(runfiles::kRepetitionKey, 0);
-  });
   // The driver's own words for each repetition (learner/run_driver.h: solved, summary).
-  for (const json& r : finished) {
+  for (const json& r : work.finished()) {
     std::printf("repetition %d: %s  %.1f s  %s\n", r.value(runfiles::kRepetitionKey, 0),
                 r.value("solved", false) ? "SOLVED" : "not solved", r.value("seconds", 0.0),
                 r.value("summary", std::string()).c_str());
   }
-  std::printf("train %s: %zu of %u repetition(s) done; results in %s\n", q.algo.c_str(), done.size(), q.repetitions,
+  std::printf("%s: %zu of %u repetition(s) done; results in %s\n", who.c_str(), work.done(), q.repetitions,
               results.c_str());
   std::fflush(stdout);
-  if (forwarded || !pending.empty()) return kExitInterrupted;
-  return failed ? kExitFailure : 0;
+  if (forwarded || work.not_started() > 0) return kExitInterrupted;
+  return work.failed() ? kExitFailure : 0;
 }
 
 }  // namespace ringrl::sweeps
