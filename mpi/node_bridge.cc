@@ -23,6 +23,7 @@
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
+#include "mpi/handshake.h"
 #include "mpi/job_messages.h"
 #include "mpi/tags.h"
 
@@ -39,7 +40,6 @@ constexpr auto kStatusEvery = std::chrono::seconds(1);
 constexpr auto kBudgetEvery = std::chrono::milliseconds(5);
 constexpr auto kStopWait = std::chrono::seconds(20);     // rank 0 waits this long for the nodes' last word
 constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT/SIGTERM (SIGKILL may follow)
-constexpr auto kHelloWait = std::chrono::minutes(5);
 constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
 
 std::string read_file(const fs::path& p) {
@@ -50,44 +50,18 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// Receives the next message with `tag` from `source`, waiting up to `timeout` (a signal ends the wait).
-std::optional<mpi::Message> wait_for(mpi::Comm& comm, int tag, Clock::duration timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline && !shutdown_requested()) {
-    if (auto m = comm.try_receive(tag)) return m;
-    comm.progress();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return std::nullopt;
+// What a node bridge and rank 0 say in the handshake: one "bridge" slot each.
+mpi::Hello bridge_hello(const mpi::Comm& comm, const BridgeSetup& setup) {
+  return mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
 }
 
 }  // namespace
 
 MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup)
     : comm_(comm), silence_(std::chrono::duration_cast<Clock::duration>(setup.silence)) {
-  // A refusal goes to every node in the welcome, so that none waits for rank 0 in vain.
-  std::string error;
-  const mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
-  for (int got = 1; got < comm.size(); ++got) {
-    const auto m = wait_for(comm, mpi::kHello, kHelloWait);
-    if (!m) {
-      error = fmt::format("only {} of {} ranks said hello", got, comm.size());
-      break;
-    }
-    try {
-      const mpi::Hello h = mpi::decode_hello(m->bytes, fmt::format("rank {}", m->source));
-      if (error.empty()) error = mpi::refusal(h, mine, m->source);
-      nodes_.push_back({m->source, h.host, Clock::now()});
-    } catch (const CorruptData& e) {
-      if (error.empty()) error = e.what();
-    }
-  }
-  for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kWelcome, mpi::encode(mpi::Welcome{error}));
-  if (!error.empty()) {
-    comm.flush(std::chrono::seconds(10));
-    throw UsageError(error);
-  }
-  std::sort(nodes_.begin(), nodes_.end(), [](const Node& a, const Node& b) { return a.rank < b.rank; });
+  // The job handshake (mpi/handshake.h): a refusal reaches every node, so none waits in vain.
+  const std::vector<mpi::Hello> hellos = mpi::welcome_ranks(comm, bridge_hello(comm, setup));
+  for (int r = 1; r < comm.size(); ++r) nodes_.push_back({r, hellos[static_cast<std::size_t>(r)].host, Clock::now()});
 }
 
 MpiRemoteActors::~MpiRemoteActors() {
@@ -249,13 +223,12 @@ void MpiRemoteActors::stop() {
 
 int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   const std::string from = "rank 0";
-  comm.post(0, mpi::kHello, mpi::encode(mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false}));
-  const auto welcome = wait_for(comm, mpi::kWelcome, Clock::duration::max() / 2);
+  const std::optional<mpi::Welcome> welcome = mpi::greet_rank0(comm, bridge_hello(comm, setup));
   if (!welcome) return kExitInterrupted;
-  if (!mpi::decode_welcome(welcome->bytes, from).error.empty()) return kExitUsage;
+  if (!welcome->error.empty()) return kExitUsage;
 
   // The plan: what to run; or a stop before any (rank 0 found nothing to do: a finished run).
-  const auto first = wait_for(comm, mpi::kBridgeControl, Clock::duration::max() / 2);
+  const auto first = mpi::wait_for(comm, mpi::kBridgeControl, Clock::duration::max());
   if (!first) return kExitInterrupted;
   const mpi::BridgeControl first_message = mpi::decode_control(first->bytes, from);
   if (first_message.kind == mpi::BridgeControlKind::kStop) {

@@ -19,6 +19,7 @@
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
+#include "mpi/handshake.h"
 #include "mpi/job_messages.h"
 #include "mpi/launch.h"
 
@@ -31,7 +32,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kTokenFile = ".cluster-token";       // in rank 0's session directory
 constexpr const char* kRunDirFlag = "--run-dir";
 constexpr std::uint64_t kMaxShippedBytes = std::uint64_t{1} << 29;  // one run directory's files per message
-constexpr auto kHelloTimeout = std::chrono::minutes(5);   // every worker says hello within this
 constexpr auto kPump = std::chrono::milliseconds(5);      // between polls of the message queue
 constexpr auto kStopGrace = std::chrono::seconds(30);     // a stopped worker waits this long for kFinish
 constexpr auto kFinishFlush = std::chrono::seconds(10);
@@ -56,17 +56,6 @@ std::vector<std::string> with_run_dir(std::vector<std::string> args, const std::
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == kRunDirFlag) args[i + 1] = dir;
   return args;
-}
-
-// Receives the next message with `tag`, waiting up to `timeout`; nothing on timeout or signal.
-std::optional<mpi::Message> wait_for(mpi::Comm& comm, int tag, Clock::duration timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline && !shutdown_requested()) {
-    if (auto m = comm.try_receive(tag)) return m;
-    comm.progress();
-    std::this_thread::sleep_for(kPump);
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -100,47 +89,15 @@ ClusterStart open_cluster(mpi::Comm& comm, const ClusterSetup& setup) {
   token = comm.broadcast(token, 0);
   if (comm.rank() != 0) {
     mine.shared = read_small_file(setup.node_dir / kTokenFile) == token;
-    comm.post(0, mpi::kHello, mpi::encode(mine));
-    const auto m = wait_for(comm, mpi::kWelcome, Clock::duration::max() / 2);
-    if (!m) throw std::runtime_error("interrupted before rank 0 welcomed this rank");
-    const mpi::Welcome w = mpi::decode_welcome(m->bytes, "rank 0");
-    start.refused = !w.error.empty();
+    const std::optional<mpi::Welcome> w = mpi::greet_rank0(comm, mine);
+    if (!w) throw std::runtime_error("interrupted before rank 0 welcomed this rank");
+    start.refused = !w->error.empty();
     start.shared = mine.shared;
     return start;
   }
 
-  // Rank 0: every worker's hello, checked against its own.
-  std::vector<mpi::Hello> hellos(static_cast<std::size_t>(comm.size()));
-  hellos[0] = mine;
-  std::string error;
-  for (int got = 1; got < comm.size(); ++got) {
-    const auto m = wait_for(comm, mpi::kHello, kHelloTimeout);
-    if (!m) {
-      error = fmt::format("only {} of {} ranks said hello within {} s", got, comm.size(),
-                          std::chrono::duration_cast<std::chrono::seconds>(kHelloTimeout).count());
-      break;
-    }
-    try {
-      hellos[static_cast<std::size_t>(m->source)] = mpi::decode_hello(m->bytes, rank_name(m->source));
-    } catch (const CorruptData& e) {
-      if (error.empty()) error = e.what();
-      continue;
-    }
-    const std::string why = mpi::refusal(hellos[static_cast<std::size_t>(m->source)], mine, m->source);
-    if (error.empty()) error = why;
-  }
-  if (error.empty() && setup.check_on_rank0) {
-    try {
-      setup.check_on_rank0();
-    } catch (const UsageError& e) {
-      error = e.what();
-    }
-  }
-  for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kWelcome, mpi::encode(mpi::Welcome{error}));
-  if (!error.empty()) {
-    comm.flush(kFinishFlush);
-    throw UsageError(error);
-  }
+  // Rank 0: every worker's hello, checked against its own (mpi/handshake.h).
+  const std::vector<mpi::Hello> hellos = mpi::welcome_ranks(comm, mine, setup.check_on_rank0);
   std::vector<ClusterSlot> slots;
   std::vector<bool> shared(static_cast<std::size_t>(comm.size()), true);
   for (int r = 0; r < comm.size(); ++r) {

@@ -2,6 +2,8 @@
 // every node arrives once, in order per actor slot, intact and with its mapped version, while
 // the learner's rank falls behind and the in-flight bound holds the nodes back through their
 // full rings; then the bridge's throughput and the 1 MB weight broadcast latency, printed.
+// Also the job handshake (mpi/handshake.h) between real ranks: accepted, a rank with other
+// settings refused, a rank that says hello twice refused; every rank hears the same answer.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,7 +16,10 @@
 #include <gtest/gtest.h>
 
 #include "common/spsc_ring.h"
+#include "common/errors.h"
 #include "mpi/comm.h"
+#include "mpi/handshake.h"
+#include "mpi/tags.h"
 #include "mpi/record_link.h"
 
 namespace ringrl::mpi {
@@ -185,6 +190,71 @@ TEST(RecordLink, WeightBroadcastLatencyOfOneMegabyte) {
   if (g_comm->rank() == 0)
     std::printf("weight broadcast: 1 MiB to %d rank(s): p50 %.0f us, max %.0f us\n", g_comm->size() - 1,
                 us[us.size() / 2], us.back());
+}
+
+constexpr int kGoAhead = 9001;  // a test tag, beyond mpi/tags.h's
+
+// The handshake of ranks whose fingerprints are `fingerprint(rank)`; rank 1 says hello twice
+// when `twice`.
+// Returns the one answer every rank got ("" accepted, else the refusal).
+std::string handshake(std::uint64_t (*fingerprint)(int rank), bool twice) {
+  const int me = g_comm->rank();
+  const Hello mine{build_version(), fingerprint(me), g_comm->host(), {"cpu"}, false};
+  std::string answer;
+  if (me == 0) {
+    try {
+      const std::vector<Hello> hellos = welcome_ranks(*g_comm, mine, {}, std::chrono::seconds(20));
+      EXPECT_EQ(hellos.size(), static_cast<std::size_t>(g_comm->size()));
+      for (const Hello& h : hellos) EXPECT_EQ(h.slots, std::vector<std::string>{"cpu"});
+    } catch (const UsageError& e) {
+      answer = e.what();
+    }
+  } else {
+    // A rank said hello twice: rank 2 greets after rank 1's first two words (as far as MPI
+    // orders messages between different pairs of ranks: either answer below may come).
+    if (twice && me == 1) {
+      g_comm->post(0, kHello, encode(mine));
+      g_comm->post(0, kHello, encode(mine));
+      g_comm->post(2, kGoAhead, "");
+      const std::optional<Message> w = wait_for(*g_comm, kWelcome, std::chrono::seconds(30));
+      EXPECT_TRUE(w.has_value());
+      if (w) answer = decode_welcome(w->bytes, "rank 0").error;
+      return g_comm->broadcast(answer, 0);
+    }
+    if (twice && me == 2) {
+      EXPECT_TRUE(wait_for(*g_comm, kGoAhead, std::chrono::seconds(30)).has_value());
+    }
+    const std::optional<Welcome> w = greet_rank0(*g_comm, mine);
+    EXPECT_TRUE(w.has_value());
+    if (w) answer = w->error;
+  }
+  // Every rank got the same answer.
+  const std::string from_rank0 = g_comm->broadcast(answer, 0);
+  EXPECT_EQ(answer, from_rank0) << "rank " << me;
+  return answer;
+}
+
+TEST(Handshake, RanksWithTheSameSettingsAreWelcomed) {
+  EXPECT_EQ(handshake([](int) { return std::uint64_t{7}; }, false), "");
+}
+
+TEST(Handshake, ARankWithOtherSettingsIsRefusedNamingIt) {
+  const std::string answer = handshake([](int rank) { return std::uint64_t{rank == 2 ? 8u : 7u}; }, false);
+  EXPECT_NE(answer.find("rank 2"), std::string::npos) << answer;
+}
+
+// A rank counts once however often it says hello: either the job is refused naming it, or
+// rank 0 has every rank's own Hello (checked in handshake()), never one rank's twice.
+TEST(Handshake, ARankThatSaysHelloTwiceCountsOnce) {
+  const std::string answer = handshake([](int) { return std::uint64_t{7}; }, true);
+  EXPECT_TRUE(answer.empty() || answer == "rank 1 said hello twice") << answer;
+  if (g_comm->rank() == 0) {  // the second hello, when it came after every rank's first
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    int left = answer.empty() ? 1 : 0;
+    while (left > 0 && Clock::now() < deadline)
+      if (g_comm->try_receive(kHello)) --left;
+    EXPECT_EQ(left, 0);
+  }
 }
 
 }  // namespace
