@@ -20,6 +20,7 @@
 #include "learner/cuda_support.h"
 #include "learner/pqt/pqt_update.h"
 #include "learner/profile.h"
+#include "common/process_modes.h"
 #include "learner/threads.h"
 
 namespace ringrl::app {
@@ -86,7 +87,7 @@ void run_hiro_profile(const ProfileCli& c) {
   const nlohmann::json cfg = resolve_hiro_config(c.config, sets);
   const hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
   learner::set_torch_threads(hiro::hiro_torch_threads(t.learner));  // as the wing has the driver set them
-  learner::keep_freed_memory();
+  keep_freed_memory();
   hiro::HiroLearner learner(t.learner);
   bench::fill_replays(learner, hiro_actor_options_from(cfg), t.initial_steps);
   const std::size_t blob_bytes = learner.blob_bytes();
@@ -131,7 +132,7 @@ void run_profile(const ProfileCli& c) {
   const learner::PqtTrainOptions t = train_options_from(cfg);
   const std::uint32_t threads = learner::resolve_learner_threads(t.learner_threads, t.actors);
   learner::set_torch_threads(static_cast<int>(threads));
-  learner::keep_freed_memory();
+  keep_freed_memory();
   learner::PqtLearner learner(learner_options_from(cfg));
   const auto batches = bench::synthetic_batches(learner, actor_options_from(cfg), kProfileSyntheticBatches);
   std::vector<float> blob(learner.layout().num_floats());

@@ -7,7 +7,7 @@
 namespace ringrl {
 
 enum RecordType : std::uint16_t {
-  kRecordDemoGradient = 1,    // app/foundation_cmd.cc: `ringrl demo`
+  kRecordDemoGradient = 1,    // common/demo/demo_record.h: `ringrl demo`
   kRecordProgramEpisode = 2,  // program synthesis: one sampled and scored program
   kRecordTransition = 3,      // HIRO low level
   kRecordMetaTransition = 4,  // HIRO high level

@@ -21,9 +21,6 @@
 
 namespace ringrl::learner {
 
-/// What an algorithm counts its budget in; the driver mirrors it into the control block.
-enum class BudgetUnit { kPrograms, kEnvSteps };
-
 /// What the driver tells an algorithm when it asks for a metrics row or a progress line.
 struct DriverTick {
   std::uint32_t rep = 0;                   // repetition index (global)
@@ -49,8 +46,8 @@ class ActorPlan {
   virtual std::uint64_t ring_bytes() const = 0;
   /// Bytes of the weight blob.
   virtual std::size_t blob_bytes() const = 0;
-  /// The budget's unit and its name in results.jsonl ("npe", "env_steps").
-  virtual BudgetUnit budget_unit() const = 0;
+  /// The budget's name in results.jsonl and the control-block counter it is mirrored into
+  /// ("npe", "env_steps"; any other name, the demo's "records", goes to npe).
   virtual const char* budget_key() const = 0;
   /// Adds kind-specific settings to an actor's launch (kind, segment, slot, seed, config are set).
   virtual void fill_launch(ActorLaunch& /*launch*/) const {}

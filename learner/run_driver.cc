@@ -27,7 +27,7 @@
 #include "common/supervisor.h"
 #include "common/work_gate.h"
 #include "learner/local_actors.h"
-#include "learner/threads.h"
+#include "common/process_modes.h"
 
 namespace ringrl::learner {
 namespace {
@@ -370,7 +370,6 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
 
   install_shutdown_handlers();
   install_crash_handlers();
-  set_torch_threads(static_cast<int>(o.learner_threads));
   flush_subnormals();
   keep_freed_memory();
 

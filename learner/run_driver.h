@@ -76,7 +76,6 @@ struct DriverOptions : RunSettings {
   std::uint32_t actors = 1;      // actor processes (slots)
   std::uint64_t max_budget = 0;  // per repetition; 0 = unlimited
   std::uint64_t seed = 1;        // base seed: actor seeds derive from it (common/seeds.h)
-  std::uint32_t learner_threads = 1;  // torch intra-op threads of the learner process
   /// Settings that define the run: stored in every checkpoint and results line, and compared
   /// on --resume (a changed value is a UsageError naming it).
   nlohmann::json identity = nlohmann::json::object();

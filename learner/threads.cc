@@ -1,8 +1,6 @@
 #include "learner/threads.h"
 
-#include <ATen/Context.h>
 #include <ATen/Parallel.h>
-#include <malloc.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -23,8 +21,6 @@ void set_torch_threads(int n) {
   (void)interop_set;
 }
 
-void flush_subnormals() { at::globalContext().setFlushDenormal(true); }
-
 int available_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -37,16 +33,6 @@ std::uint32_t resolve_learner_threads(std::uint32_t requested, std::uint32_t act
   const auto cpus = static_cast<std::uint32_t>(available_cpus());
   const std::uint32_t free = cpus > actors ? cpus - actors : 1u;
   return std::clamp(std::max(free, std::min(cpus, 2u)), 1u, kMaxAutoLearnerThreads);
-}
-
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  // Fixed thresholds (setting them turns off glibc's dynamic adjustment): blocks up to 32 MiB
-  // come from the heap, and up to 1 GiB of free heap top stays mapped.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 64 << 20);
-#endif
 }
 
 }  // namespace ringrl::learner

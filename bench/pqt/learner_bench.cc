@@ -8,6 +8,7 @@
 
 #include "learner/pqt/losses.h"
 #include "learner/pqt/policy.h"
+#include "common/process_modes.h"
 #include "learner/threads.h"
 
 namespace ringrl::learner {

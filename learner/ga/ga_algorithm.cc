@@ -1,5 +1,7 @@
 #include "learner/ga/ga_algorithm.h"
 
+#include "learner/threads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -388,6 +390,7 @@ GaTrainSummary run_ga_training(const GaOptions& o) {
   d.seed = o.seed;
   d.identity = {
       {"task", o.task}, {"max_npe", o.max_npe}, {"population", o.population}, {"timestep_limit", o.genome_length}};
+  learner::set_torch_threads();  // the GA trains no network: this process keeps to one thread
   GaAlgorithm algo(o);
   GaTrainSummary s;
   s.driver = learner::run_training(algo, d);

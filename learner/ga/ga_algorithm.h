@@ -106,7 +106,6 @@ class GaAlgorithm final : public learner::Algorithm {
   std::uint64_t record_mask() const override;
   std::uint64_t ring_bytes() const override;
   std::size_t blob_bytes() const override { return channel_blob_bytes(layout_); }
-  learner::BudgetUnit budget_unit() const override { return learner::BudgetUnit::kPrograms; }
   const char* budget_key() const override { return "npe"; }
   /// With actors on other nodes, every evaluator's launch carries its place in the run and the
   /// run's evaluator count (params run_slot, run_actors): each scores rows j with

@@ -24,7 +24,6 @@ namespace ringrl::hiro {
 namespace {
 
 using learner::Algorithm;
-using learner::BudgetUnit;
 using learner::DriverTick;
 
 constexpr const char* kHiroSection = "hiro";                   // this wing's checkpoint section
@@ -63,7 +62,6 @@ class HiroAlgorithm final : public Algorithm {
   std::size_t blob_bytes() const override {
     return hiro::ActorBlobLayout(o_.learner.actor_blob_shape()).channel_bytes();
   }
-  BudgetUnit budget_unit() const override { return BudgetUnit::kEnvSteps; }
   const char* budget_key() const override { return "env_steps"; }
   void fill_launch(ActorLaunch& launch) const override {
     launch.params["train_actors"] = std::to_string(collectors());
@@ -398,7 +396,7 @@ learner::DriverSummary run_hiro_training(const HiroTrainOptions& o) {
   d.seed = o.learner.seed;
   HiroOptions lo = o.learner;
   lo.threads = static_cast<int>(learner::resolve_learner_threads(o.learner_threads, o.actors));
-  d.learner_threads = static_cast<std::uint32_t>(hiro_torch_threads(lo));
+  learner::set_torch_threads(hiro_torch_threads(lo));
   d.identity = {{"env", o.env},
                 {"goal_space", hiro::goal_space_name(o.learner.goal_space.kind)},
                 {"targets", o.targets},

@@ -123,7 +123,6 @@ class PqtAlgorithm final : public Algorithm {
   std::uint64_t record_mask() const override { return record_type_bit(kRecordProgramEpisode); }
   std::uint64_t ring_bytes() const override { return pqt_ring_bytes(o_); }
   std::size_t blob_bytes() const override { return channel_blob_bytes(layout_.blob()); }
-  BudgetUnit budget_unit() const override { return BudgetUnit::kPrograms; }
   const char* budget_key() const override { return "npe"; }
 
   // --- the work gate: pace learner lets the actors sample max_lag + 1 steps' batches ahead
@@ -419,7 +418,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   d.actors = o.actors;
   d.max_budget = o.max_npe;
   d.seed = o.learner.seed;
-  d.learner_threads = resolve_learner_threads(o.learner_threads, o.actors);
+  set_torch_threads(static_cast<int>(resolve_learner_threads(o.learner_threads, o.actors)));
   d.identity = {{"task", o.task}, {"max_npe", o.max_npe}};
 
   PqtAlgorithm algo(o);
