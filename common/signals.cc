@@ -57,6 +57,10 @@ void on_shutdown_signal(int sig) {
     emergency_unlink_all();
     die_with(sig);
   }
+  // First request: the names go now, while the process and its actors keep their mappings for
+  // the orderly stop, so that a SIGKILL that follows (mpirun's comes 1 s after its SIGTERM)
+  // cannot leave one in /dev/shm.
+  emergency_unlink_all();
 }
 
 void on_crash_signal(int sig) {

@@ -1,10 +1,13 @@
 // Process-wide signal handling: orderly shutdown and last-resort cleanup.
 //
 // install_shutdown_handlers() makes SIGINT, SIGTERM and SIGHUP set a flag that long-running
-// loops poll with shutdown_requested(); they then stop actors, drain rings and let RAII unlink
-// the segment. A second such signal, or a crash signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-// SIGABRT) after install_crash_handlers(), unlinks every registered shared-memory name with
-// async-signal-safe calls and ends the process with the usual signal status.
+// loops poll with shutdown_requested(); they then stop actors, drain rings and let RAII release
+// the segment. The first such signal also unlinks every registered shared-memory name at once
+// (the owner and its actors keep their mappings: nothing attaches to a stopping run), so that a
+// SIGKILL that follows before the orderly stop ends leaves no /dev/shm entry. A second such
+// signal, or a crash signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) after
+// install_crash_handlers(), unlinks them too (async-signal-safe calls) and ends the process
+// with the usual signal status. request_shutdown() from code only sets the flag.
 //
 // The emergency table holds at most kMaxEmergencyNames names; register/unregister are called
 // by the segment owner from normal code (not from handlers) and are thread-safe.

@@ -227,6 +227,11 @@ class SourceList {
     for (ActorSource* s : sources_) lost += s->lost_records();
     return lost;
   }
+  /// Stops the sources, the last first: the other nodes hear of the stop before this machine's
+  /// actors are stopped (which may take seconds).
+  void stop() {
+    for (auto s = sources_.rbegin(); s != sources_.rend(); ++s) (*s)->stop();
+  }
   std::vector<SourceStats> stats() const {
     std::vector<SourceStats> out;
     for (const ActorSource* s : sources_)
@@ -505,9 +510,21 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       return true;
     };
 
+    // A source that can no longer deliver, or delivers garbage, ends the run with a
+    // checkpoint: the learner's state is whole (a record is validated before it changes it).
+    auto or_checkpoint = [&](auto&& f) {
+      try {
+        return f();
+      } catch (const std::runtime_error& e) {
+        write_checkpoint();
+        throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
+                                             dir.checkpoint_path().string()));
+      }
+    };
+
     Backoff idle;
     while (!stop_rep && !shutdown_requested()) {
-      const std::uint64_t got = sources.poll(take);
+      const std::uint64_t got = or_checkpoint([&] { return sources.poll(take); });
       if (algo.solved() && o.stop_on_success) stop_rep = true;
       if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
@@ -524,13 +541,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         idle.pause();
       }
       sources.budget(algo.budget_used());
-      try {
-        sources.check();
-      } catch (const std::runtime_error& e) {
-        write_checkpoint();  // the learner's state is whole: a new launch resumes from here
-        throw std::runtime_error(fmt::format("{}; checkpoint written to {}; continue with --resume", e.what(),
-                                             dir.checkpoint_path().string()));
-      }
+      or_checkpoint([&] { sources.check(); });
       update_gate();
       const auto now = Clock::now();
       reporter.maybe_report(now, rep, algo, rep_seconds(), dir.budget_of_done(), seconds_since(train_t0),
@@ -564,7 +575,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
-  local.stop();
+  sources.stop();
   summary.actor_restarts = pool.supervisor().total_restarts();
   if (participants > 1) {  // what each participant gave
     std::string line = "train: records taken:";

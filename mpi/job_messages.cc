@@ -188,6 +188,7 @@ std::string encode(const BridgeStatus& m) {
   o.w.put<std::uint8_t>(m.final ? 1 : 0);
   o.w.put(m.signal);
   o.w.put(m.lost);
+  o.w.put_string(m.error);
   return std::move(o.bytes);
 }
 
@@ -386,6 +387,7 @@ BridgeStatus decode_status(std::string_view bytes, const std::string& from) {
   m.final = final == 1;
   m.signal = in.r.get<std::int32_t>();
   m.lost = in.r.get<std::uint64_t>();
+  m.error = in.text();
   in.r.expect_end();
   return m;
 }

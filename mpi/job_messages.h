@@ -34,7 +34,7 @@
 namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kJobMagic = 0x424f4a52;  // "RJOB"
-inline constexpr std::uint16_t kJobProtocolVersion = 2;  // 2: the node bridge's messages joined
+inline constexpr std::uint16_t kJobProtocolVersion = 3;  // 2: the node bridge's messages joined; 3: a failed bridge's error
 inline constexpr std::uint64_t kMaxTextChars = 1 << 16;      // one argument, name, host, error
 inline constexpr std::uint64_t kMaxListItems = 1 << 12;      // arguments, slots, files
 inline constexpr std::uint64_t kMaxFileNameChars = 255;      // a file name (no directories)
@@ -104,6 +104,7 @@ struct BridgeStatus {
   bool final = false;    // the bridge's last word
   std::int32_t signal = 0;  // on the final status: the signal that stopped the bridge, or 0
   std::uint64_t lost = 0;   // records the node's dead actors claimed and never delivered, in total
+  std::string error;        // on the final status: why the bridge failed ("" when it did not)
 };
 
 std::string encode(const BridgePlan& m);

@@ -38,9 +38,13 @@ constexpr auto kStatusEvery = std::chrono::seconds(1);
 // The run's budget reaches the nodes with each publication, or on its own at most this often
 // between publications (HIRO's collectors pace themselves on it during initial collection).
 constexpr auto kBudgetEvery = std::chrono::milliseconds(5);
+// Rank 0 says something to every node at least this often (the budget again, when nothing else
+// went out), so that a node can tell a quiet rank 0 from a dead one (--node-silence).
+constexpr auto kKeepAlive = std::chrono::seconds(1);
 constexpr auto kStopWait = std::chrono::seconds(20);     // rank 0 waits this long for the nodes' last word
 constexpr auto kStopWaitStopping = std::chrono::seconds(1);  // ... after SIGINT/SIGTERM (SIGKILL may follow)
-constexpr auto kIdle = std::chrono::microseconds(200);  // a bridge with nothing to do sleeps this long
+constexpr auto kIdle = std::chrono::microseconds(200);
+constexpr auto kLastWordFlush = std::chrono::seconds(5);  // a failing bridge waits this long for its last word to go  // a bridge with nothing to do sleeps this long
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -61,7 +65,13 @@ MpiRemoteActors::MpiRemoteActors(mpi::Comm& comm, const BridgeSetup& setup)
     : comm_(comm), silence_(std::chrono::duration_cast<Clock::duration>(setup.silence)) {
   // The job handshake (mpi/handshake.h): a refusal reaches every node, so none waits in vain.
   const std::vector<mpi::Hello> hellos = mpi::welcome_ranks(comm, bridge_hello(comm, setup));
-  for (int r = 1; r < comm.size(); ++r) nodes_.push_back({r, hellos[static_cast<std::size_t>(r)].host, Clock::now()});
+  for (int r = 1; r < comm.size(); ++r) {
+    Node n;
+    n.rank = r;
+    n.host = hellos[static_cast<std::size_t>(r)].host;
+    n.heard = Clock::now();
+    nodes_.push_back(n);
+  }
 }
 
 MpiRemoteActors::~MpiRemoteActors() {
@@ -119,16 +129,19 @@ void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uin
   }
   comm_.progress();
   budget_sent_ = budget_;
-  budget_sent_at_ = Clock::now();
+  budget_sent_at_ = sent_at_ = Clock::now();
 }
 
 void MpiRemoteActors::budget(std::uint64_t used) {
   budget_ = used;
-  if (!started_ || budget_ == budget_sent_ || Clock::now() - budget_sent_at_ < kBudgetEvery) return;
+  if (!started_ || stopped_) return;
+  const auto now = Clock::now();
+  const bool news = budget_ != budget_sent_ && now - budget_sent_at_ >= kBudgetEvery;
+  if (!news && now - sent_at_ < kKeepAlive) return;
   const std::string m = mpi::encode_count(mpi::BridgeControlKind::kBudget, budget_);
   for (const auto& n : nodes_) comm_.post(n.rank, mpi::kBridgeControl, m);
   budget_sent_ = budget_;
-  budget_sent_at_ = Clock::now();
+  budget_sent_at_ = sent_at_ = now;
 }
 
 void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) {
@@ -139,6 +152,7 @@ void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uin
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_count(mpi::BridgeControlKind::kPermits, share(k)));
   }
+  sent_at_ = Clock::now();
 }
 
 void MpiRemoteActors::receive_status() {
@@ -153,6 +167,7 @@ void MpiRemoteActors::receive_status() {
         n.lost = s.lost;
         n.final = s.final;
         n.signal = s.signal;
+        n.error = s.error;
       }
   }
 }
@@ -173,6 +188,8 @@ void MpiRemoteActors::check() {
       }
       continue;
     }
+    if (n.final && !stopped_ && !n.error.empty())
+      throw std::runtime_error(fmt::format("rank {} on {}: the node bridge failed: {}", n.rank, n.host, n.error));
     if (n.final && !stopped_)
       throw std::runtime_error(fmt::format("rank {} on {}: the node bridge stopped (signal or error; see its log)",
                                            n.rank, n.host));
@@ -216,9 +233,14 @@ void MpiRemoteActors::stop() {
     if (all || Clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  for (const auto& n : nodes_)
-    if (!n.final && !n.silent) spdlog::warn("cluster: rank {} on {} did not confirm its stop", n.rank, n.host);
+  bool unconfirmed = false;
+  for (const auto& n : nodes_) {
+    if (n.final || n.silent) continue;
+    spdlog::warn("cluster: rank {} on {} did not confirm its stop", n.rank, n.host);
+    unconfirmed = true;
+  }
   comm_.flush(wait);
+  if (unconfirmed) comm_.forsake();  // MPI_Finalize would wait for it forever
 }
 
 int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
@@ -286,7 +308,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   bool stop = false;
   std::uint64_t lost_seen = 0;
   auto last_status = Clock::now();
-  auto send_status = [&](bool final) {
+  auto send_status = [&](bool final, const std::string& error = {}) {
     mpi::BridgeStatus s;
     s.running = pool.started() ? pool.poll() : 0;
     s.lost = pool.lost_records();  // work claimed by actors that died and never delivered
@@ -294,57 +316,80 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     s.failed = pool.started() && s.running == 0 && pool.supervisor().all_failed();
     s.final = final;
     s.signal = final ? shutdown_signal() : 0;
+    s.error = error;
     comm.post(0, mpi::kBridgeStatus, mpi::encode(s));
     last_status = Clock::now();
   };
-  while (!stop && !shutdown_requested()) {
-    while (auto m = comm.try_receive(mpi::kBridgeControl)) {
-      const mpi::BridgeControl c = mpi::decode_control(m->bytes, from);
-      switch (c.kind) {
-        case mpi::BridgeControlKind::kWeights:
-          if (c.blob.size() > lo.weight_capacity)
-            throw CorruptData(fmt::format("{}: weights of {} bytes for a channel of {}", from, c.blob.size(),
-                                          lo.weight_capacity));
-          (void)pool.publish(c.blob.data(), c.blob.size(), c.channel_version);
-          budget.store(c.budget, std::memory_order_relaxed);
-          pool.grant(c.count);  // after the weights they allow
-          pool.start();         // once, after the first weights
-          break;
-        case mpi::BridgeControlKind::kPermits:
-          pool.grant(c.count);
-          break;
-        case mpi::BridgeControlKind::kBudget:
-          budget.store(c.count, std::memory_order_relaxed);
-          break;
-        case mpi::BridgeControlKind::kStop:
-          stop = true;
-          break;
-        case mpi::BridgeControlKind::kPlan:
-          throw CorruptData(fmt::format("{}: a second plan", from));
+  // Rank 0 says something at least every second (MpiRemoteActors' keep-alive); silent for the
+  // bound, it is taken for dead and this node stops instead of running until the job's limit.
+  const auto silence = std::chrono::duration_cast<Clock::duration>(setup.silence);
+  auto heard = Clock::now();
+  try {
+    while (!stop && !shutdown_requested()) {
+      bool any = false;
+      while (auto m = comm.try_receive(mpi::kBridgeControl)) {
+        heard = Clock::now();
+        any = true;
+        const mpi::BridgeControl c = mpi::decode_control(m->bytes, from);
+        switch (c.kind) {
+          case mpi::BridgeControlKind::kWeights:
+            if (c.blob.size() > lo.weight_capacity)
+              throw CorruptData(fmt::format("{}: weights of {} bytes for a channel of {}", from, c.blob.size(),
+                                            lo.weight_capacity));
+            (void)pool.publish(c.blob.data(), c.blob.size(), c.channel_version);
+            budget.store(c.budget, std::memory_order_relaxed);
+            pool.grant(c.count);  // after the weights they allow
+            pool.start();         // once, after the first weights
+            break;
+          case mpi::BridgeControlKind::kPermits:
+            pool.grant(c.count);
+            break;
+          case mpi::BridgeControlKind::kBudget:
+            budget.store(c.count, std::memory_order_relaxed);
+            break;
+          case mpi::BridgeControlKind::kStop:
+            stop = true;
+            break;
+          case mpi::BridgeControlKind::kPlan:
+            throw CorruptData(fmt::format("{}: a second plan", from));
+        }
       }
+      // Checked right after the queue came up empty (a bridge that was itself stopped reads
+      // what rank 0 said meanwhile, a stop included, before it judges rank 0).
+      if (!any && !stop && Clock::now() - heard > silence) {
+        comm.forsake();  // MPI_Finalize would wait for rank 0 forever
+        throw std::runtime_error(fmt::format("rank 0 stopped answering: no word for {:g} s", setup.silence.count()));
+      }
+      forwarder.begin_pass();
+      const std::uint64_t got = pool.drain([&](std::uint32_t slot, RecordView rec) {
+        rec.version = pool.stamp_of(rec.version).value_or(0);
+        return forwarder.offer(slot, rec);
+      });
+      forwarder.end_pass(got);
+      if (pool.started() && pool.poll() == 0 && pool.supervisor().all_failed()) {
+        send_status(false);
+        break;
+      }
+      if (pool.started()) {  // a dead actor's unfinished work is granted again at once
+        const std::uint64_t before = lost_seen;
+        lost_seen = pool.lost_records();
+        if (lost_seen != before) send_status(false);
+      }
+      if (Clock::now() - last_status >= kStatusEvery) send_status(false);
+      if (got == 0) std::this_thread::sleep_for(kIdle);
     }
-    forwarder.begin_pass();
-    const std::uint64_t got = pool.drain([&](std::uint32_t slot, RecordView rec) {
-      rec.version = pool.stamp_of(rec.version).value_or(0);
-      return forwarder.offer(slot, rec);
-    });
-    forwarder.end_pass(got);
-    if (pool.started() && pool.poll() == 0 && pool.supervisor().all_failed()) {
-      send_status(false);
-      break;
-    }
-    if (pool.started()) {  // a dead actor's unfinished work is granted again at once
-      const std::uint64_t before = lost_seen;
-      lost_seen = pool.lost_records();
-      if (lost_seen != before) send_status(false);
-    }
-    if (Clock::now() - last_status >= kStatusEvery) send_status(false);
-    if (got == 0) std::this_thread::sleep_for(kIdle);
+  } catch (const std::exception& e) {
+    // The last word carries the error, so that rank 0 names it at once rather than after its
+    // silence bound.
+    pool.stop();
+    send_status(true, e.what());
+    comm.flush(kLastWordFlush);
+    throw;
   }
   pool.stop();
   forwarder.flush();
   send_status(true);
-  comm.flush(std::chrono::seconds(10));
+  if (!comm.flush(std::chrono::seconds(10))) comm.forsake();  // rank 0 is gone: MPI_Finalize would wait for it
   return shutdown_requested() ? kExitInterrupted : 0;
 }
 

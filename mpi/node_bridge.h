@@ -92,6 +92,7 @@ class MpiRemoteActors final : public learner::ActorSource {
     bool failed = false, final = false;
     std::uint16_t signal = 0;  // the signal that stopped its bridge (on its final status)
     bool silent = false;       // said nothing for the silence bound
+    std::string error;         // on its final status: why its bridge failed
   };
   void receive_status();
   /// Node k's (0-based) share of the permits.
@@ -106,6 +107,7 @@ class MpiRemoteActors final : public learner::ActorSource {
   std::chrono::steady_clock::duration silence_ = kNodeSilence;
   std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard
   std::chrono::steady_clock::time_point budget_sent_at_{};
+  std::chrono::steady_clock::time_point sent_at_{};  // of the last control message to the nodes
   std::uint64_t permits_ = 0;
   std::uint32_t first_participant_ = 1, participants_total_ = 1;  // of the run's work gate (grant())
   bool started_ = false, stopped_ = false;

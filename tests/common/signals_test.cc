@@ -97,20 +97,43 @@ TEST(Signals, RequestShutdownKeepsTheFirstRequest) {
   EXPECT_EQ(shutdown_signal(), 0);
 }
 
-TEST(Signals, SecondShutdownSignalUnlinksRegisteredSegmentsAndDiesOfTheSignal) {
+// The first signal unlinks the names and the process carries on with its mapping (a SIGKILL
+// that follows cannot leave a name); the second ends the process.
+TEST(Signals, FirstShutdownSignalUnlinksTheNamesAndTheSecondEndsTheProcess) {
   const std::string id = unique_run_id("second");
   const std::string name = segment_name(id);
   const int status = run_in_child([&] {
     install_shutdown_handlers();
     ShmSegment seg = ShmSegment::create(name, 4096, id);  // registers its name
     seg.mark_ready();
-    raise(SIGTERM);  // first: only the flag
-    if (!shutdown_requested() || !shm_exists(name)) return 10;
-    raise(SIGINT);  // second: emergency unlink, then the default action of SIGINT
+    raise(SIGTERM);  // first: the flag, and the name goes
+    if (!shutdown_requested() || shm_exists(name)) return 10;
+    seg.mark_ready();  // the mapping still works
+    raise(SIGINT);     // second: the default action of SIGINT
     return kChildSurvived;
   });
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << describe(status);
-  EXPECT_FALSE(shm_exists(name)) << "the second signal unlinked the segment";
+  EXPECT_FALSE(shm_exists(name));
+  remove_leftover(name);
+}
+
+// A process that stops in order after its first signal releases its segment without a word
+// about the name that is already gone.
+TEST(Signals, AnOrderlyStopAfterTheFirstSignalEndsCleanly) {
+  const std::string id = unique_run_id("orderly");
+  const std::string name = segment_name(id);
+  const int status = run_in_child([&] {
+    install_shutdown_handlers();
+    {
+      ShmSegment seg = ShmSegment::create(name, 4096, id);
+      seg.mark_ready();
+      raise(SIGINT);
+      if (shm_exists(name)) return 10;
+    }  // released here
+    return 0;
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe(status);
+  EXPECT_FALSE(shm_exists(name));
   remove_leftover(name);
 }
 

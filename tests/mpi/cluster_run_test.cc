@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/run_segment.h"
+#include "common/shm_segment.h"
 #include "tests/mpi/mpirun_util.h"
 
 namespace {
@@ -93,6 +94,23 @@ std::vector<std::string> shm_of(const std::vector<pid_t>& pids) {
           name.substr(name.size() - std::to_string(p).size()) == std::to_string(p))
         out.push_back(name);
   }
+  return out;
+}
+
+// The node segments a job's bridges announced in its log (their names hold no pid).
+std::vector<std::string> node_segments(const std::string& log) {
+  std::vector<std::string> out;
+  const std::regex announced(R"(rank \d+ on \S+: \d+ actor\(s\) in node segment (\S+))");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), announced); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+// Of `names`, those still in /dev/shm.
+std::vector<std::string> left_in_shm(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names)
+    if (fs::exists(fs::path("/dev/shm") / n)) out.push_back(n);
   return out;
 }
 
@@ -190,6 +208,8 @@ TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
   EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
   EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
   EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
+  ASSERT_EQ(node_segments(r.err).size(), 2u) << r.err;
+  EXPECT_TRUE(left_in_shm(node_segments(r.err)).empty()) << left_in_shm(node_segments(r.err)).front();
 
   const Outcome again = run(cat(mpirun(3), cat(long_job(dir_, kInterruptedBudget), {"--resume"})));
   ASSERT_TRUE(ok(again)) << again.err;
@@ -197,6 +217,46 @@ TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
   const auto res = lines(dir_ / "results.jsonl");
   ASSERT_EQ(res.size(), 1u);
   EXPECT_GE(res[0]["npe"].get<std::uint64_t>(), 150000u);
+}
+
+// Ctrl-C as a new user gives it: mpirun with its defaults, whose SIGKILL follows its SIGTERM
+// after 1 s. No segment is left, rank 0's or a node's: each process unlinks its segment's name
+// on the first signal, before its orderly stop.
+TEST_F(ClusterRun, APlainInterruptLeavesNoSegmentBehind) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(3), long_job(dir_, kInterruptedBudget)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  std::vector<pid_t> pids;
+  for (const auto& [rank, p] : ranks_of(dir_, pid)) pids.push_back(p);
+  kill(pid, SIGINT);
+  const Outcome r = finish(pid, o, e);
+  std::this_thread::sleep_for(1s);  // actors of a killed bridge notice their parent is gone
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+  EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
+  ASSERT_EQ(node_segments(r.err).size(), 2u) << r.err;
+  EXPECT_TRUE(left_in_shm(node_segments(r.err)).empty()) << left_in_shm(node_segments(r.err)).front();
+}
+
+// A rank 0 that stops answering (SIGSTOP) is noticed by its nodes after the silence bound:
+// each says so in one line and ends, instead of running until the job's time limit.
+TEST_F(ClusterRun, ANodeEndsWhenRankZeroStopsAnswering) {
+  int o = -1, e = -1;
+  const pid_t pid =
+      start(cat(mpirun_with_grace(2), cat(long_job(dir_, kInterruptedBudget), {"--node-silence", "2"})), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const auto ranks = ranks_of(dir_, pid);
+  ASSERT_EQ(ranks.count(0), 1u);
+  kill(ranks.at(0), SIGSTOP);
+  const Outcome r = finish(pid, o, e);
+  kill(ranks.at(0), SIGKILL);  // should mpirun have left it stopped
+  EXPECT_FALSE(ok(r));
+  EXPECT_NE(r.err.find("ringrl: error: rank 0 stopped answering: no word for 2 s"), std::string::npos) << r.err;
+  std::this_thread::sleep_for(2s);  // the stopped rank's actors notice their parent is gone
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+  EXPECT_TRUE(left_in_shm(node_segments(r.err)).empty()) << left_in_shm(node_segments(r.err)).front();
+  for (const auto& name : shm_of({ranks.at(0)})) ringrl::ShmSegment::reclaim_if_stale(name);  // SIGKILL's leftover
 }
 
 // mpirun forwards a signal to every rank at once, so a bridge may report its stop before rank 0's
@@ -247,8 +307,10 @@ TEST_F(ClusterRun, ASilentNodeEndsTheJobNamingTheRankWithACheckpoint) {
   ASSERT_NO_FATAL_FAILURE(signal_rank_once_running(pid, 1, SIGSTOP));
   const Outcome r = finish(pid, o, e);
   EXPECT_FALSE(ok(r));
-  EXPECT_EQ(count(r.err, "ringrl: error: "), 1u) << r.err;
-  EXPECT_NE(r.err.find("ringrl: error: rank 1 on "), std::string::npos) << r.err;
+  // Rank 0's line names the node first. The node, resumed when mpirun ends the job, may find
+  // rank 0 gone and say so too.
+  EXPECT_EQ(r.err.find("ringrl: error: "), r.err.find("ringrl: error: rank 1 on ")) << r.err;
+  EXPECT_EQ(count(r.err, "ringrl: error: "), 1 + count(r.err, "ringrl: error: rank 0 stopped answering")) << r.err;
   EXPECT_NE(r.err.find("stopped answering: no word for 2 s; checkpoint written to"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
   std::this_thread::sleep_for(2s);  // the dead bridge's actors notice their parent is gone

@@ -74,6 +74,7 @@ BridgeStatus sample_status() {
   s.final = true;
   s.signal = 15;
   s.lost = 12;
+  s.error = "rank 0: a second plan";
   return s;
 }
 
@@ -114,6 +115,7 @@ TEST(BridgeMessages, EveryMessageRoundTrips) {
   EXPECT_TRUE(st.final);
   EXPECT_EQ(st.signal, 15);
   EXPECT_EQ(st.lost, 12u);
+  EXPECT_EQ(st.error, "rank 0: a second plan");
 }
 
 TEST(BridgeMessages, AJobMessageIsNotAControlMessageNorTheReverse) {
