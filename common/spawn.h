@@ -1,14 +1,19 @@
-// spawn_process: the one fork/exec path of the project (the supervisor's actors, the child runs
-// of `train --repetitions` and `tune`).
+// spawn_process: the one path that starts a process in the project (the supervisor's actors,
+// the child runs of `train --repetitions` and `tune`).
 //
-// Contract: argv and the environment are built before fork, so the child makes only
-// async-signal-safe calls until exec. The child gets the parent's death signal (prctl), an
-// empty signal mask and default dispositions for SIGINT, SIGTERM, SIGHUP and SIGPIPE (a
-// parent's ignored or blocked signals do not leak into it), optionally its own process group
-// (terminal signals then reach only the parent, which forwards them) and optionally a log file
-// for stdout and stderr with stdin on /dev/null. If the parent died before prctl took effect
-// the child exits kExitFailure; if exec fails it exits kExitExecFailed. Throws
-// std::system_error when fork fails. Thread-safe as fork is.
+// Contract: the child is cloned with CLONE_VM | CLONE_VFORK (as posix_spawn does), not forked:
+// no page of the parent is copied or write-protected, so it is safe after MPI_Init over
+// transports that register memory (InfiniBand verbs), and it costs the same at any heap size.
+// The parent blocks every signal around the clone; the child resets every handled signal to
+// its default before it opens its mask, so no handler of the parent's runs in it. argv and
+// the environment are built before the clone, and the child makes only system calls until
+// exec. The child gets the parent's death signal (prctl), an empty signal mask and default
+// dispositions (a parent's ignored, handled or blocked signals do not leak into it),
+// optionally its own process group (terminal signals then reach only the parent, which
+// forwards them) and optionally a log file for stdout and stderr with stdin on /dev/null. If
+// the parent died before prctl took effect the child exits kExitFailure; if exec fails it
+// exits kExitExecFailed. Returns once the child has exec'd or exited. Throws std::system_error
+// when the clone fails. Thread-safe.
 #pragma once
 
 #include <signal.h>

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <deque>
+#include <list>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -33,11 +34,15 @@ void check(int rc, const char* what) {
 struct Comm::Impl {
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
-    std::string bytes;  // owned until the send completes
+    std::string bytes;  // owned until the send completes; never moved (a list node)
+    std::uint64_t ticket = 0;
   };
   int rank = 0, size = 1;
   std::string host;
-  std::deque<Pending> pending;
+  // A list: a short message lives inside its std::string, and MPI holds its address until the
+  // send completes, so no element may move when another is erased.
+  std::list<Pending> pending;
+  std::uint64_t next_ticket = 1;
   std::uint64_t in_flight = 0;
   // A message matched (MPI_Improbe) and being received (MPI_Imrecv), per tag asked for: a
   // large message needs its sender's help to arrive, and a hung sender must not hang us.
@@ -74,8 +79,10 @@ Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Comm::~Comm() {
   constexpr auto kFinalFlush = std::chrono::seconds(10);  // a peer that is gone must not hang us
   if (impl_->forsaken || !flush(kFinalFlush)) {
-    for (auto& p : impl_->pending) MPI_Cancel(&p.request);
-    impl_->pending.clear();
+    // Open MPI does not cancel sends: it may still read these buffers, so they are kept (the
+    // process is ending) instead of freed under it.
+    static auto* kept = new std::list<Impl::Pending>;
+    kept->splice(kept->end(), impl_->pending);
   }
   for (auto& [tag, in] : impl_->incoming) MPI_Cancel(&in.request);
   if (!impl_->forsaken) MPI_Finalize();
@@ -85,7 +92,7 @@ int Comm::rank() const noexcept { return impl_->rank; }
 int Comm::size() const noexcept { return impl_->size; }
 const std::string& Comm::host() const noexcept { return impl_->host; }
 
-void Comm::post(int dest, int tag, std::string bytes) {
+std::uint64_t Comm::post(int dest, int tag, std::string bytes) {
   if (bytes.size() > kMaxMessageBytes)
     throw UsageError(fmt::format("a message of {} bytes to rank {}: expected at most {}", bytes.size(), dest,
                                  kMaxMessageBytes));
@@ -97,7 +104,15 @@ void Comm::post(int dest, int tag, std::string bytes) {
     impl_->pending.pop_back();
     check(rc, "MPI_Isend");
   }
-  impl_->in_flight += impl_->pending.back().bytes.size();
+  impl_->in_flight += p.bytes.size();
+  p.ticket = impl_->next_ticket++;
+  return p.ticket;
+}
+
+bool Comm::in_flight(std::uint64_t ticket) const noexcept {
+  for (const auto& p : impl_->pending)
+    if (p.ticket == ticket) return true;
+  return false;
 }
 
 std::size_t Comm::progress() {

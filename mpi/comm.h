@@ -59,8 +59,11 @@ class Comm {
   /// This rank's host (MPI_Get_processor_name).
   const std::string& host() const noexcept;
 
-  /// Sends `bytes` to `dest` with `tag` without blocking. Throws UsageError above kMaxMessageBytes.
-  void post(int dest, int tag, std::string bytes);
+  /// Sends `bytes` to `dest` with `tag` without blocking; returns the send's ticket (see
+  /// in_flight()). Throws UsageError above kMaxMessageBytes.
+  std::uint64_t post(int dest, int tag, std::string bytes);
+  /// True while the send `ticket` names has not completed (as of the last progress()).
+  bool in_flight(std::uint64_t ticket) const noexcept;
   /// Retires completed sends; returns how many are still in flight.
   std::size_t progress();
   /// Bytes of the sends still in flight (after the last progress()).

@@ -19,7 +19,8 @@ const std::string& Comm::host() const noexcept {
   static const std::string none;
   return none;
 }
-void Comm::post(int, int, std::string) { throw UsageError(kNoMpi); }
+std::uint64_t Comm::post(int, int, std::string) { throw UsageError(kNoMpi); }
+bool Comm::in_flight(std::uint64_t) const noexcept { return false; }
 std::size_t Comm::progress() { return 0; }
 std::uint64_t Comm::bytes_in_flight() const noexcept { return 0; }
 bool Comm::flush(std::chrono::milliseconds) { return true; }

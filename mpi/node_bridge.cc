@@ -106,6 +106,9 @@ void MpiRemoteActors::start(const learner::SourcePlan& plan) {
     nodes_[k].heard = Clock::now();
   }
   inbox_ = std::make_unique<mpi::RecordInbox>(comm_, shapes);
+  std::vector<int> ranks;
+  for (const auto& n : nodes_) ranks.push_back(n.rank);
+  fanout_ = std::make_unique<mpi::WeightFanout>(comm_, ranks, mpi::kBridgeControl);
   started_ = true;
   spdlog::info("cluster: {} actor node(s), {} actor(s) each: {}", nodes_.size(), per_node_, [&] {
     std::string s;
@@ -124,10 +127,7 @@ std::uint64_t MpiRemoteActors::poll(const Take& take) {
 }
 
 void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) {
-  for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_weights(channel_version, share(k), budget_, blob, bytes));
-  }
-  comm_.progress();
+  fanout_->publish(blob, bytes, channel_version, budget_, [this](std::size_t k) { return share(k); });
   budget_sent_ = budget_;
   budget_sent_at_ = sent_at_ = Clock::now();
 }
@@ -135,6 +135,7 @@ void MpiRemoteActors::publish(const std::byte* blob, std::size_t bytes, std::uin
 void MpiRemoteActors::budget(std::uint64_t used) {
   budget_ = used;
   if (!started_ || stopped_) return;
+  fanout_->pump([this](std::size_t k) { return share(k); });  // a node that was behind gets the newest weights
   const auto now = Clock::now();
   const bool news = budget_ != budget_sent_ && now - budget_sent_at_ >= kBudgetEvery;
   if (!news && now - sent_at_ < kKeepAlive) return;
@@ -149,9 +150,7 @@ void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uin
   first_participant_ = first;
   participants_total_ = total;
   if (!started_) return;
-  for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    comm_.post(nodes_[k].rank, mpi::kBridgeControl, mpi::encode_count(mpi::BridgeControlKind::kPermits, share(k)));
-  }
+  fanout_->grant([this](std::size_t k) { return share(k); });  // a node behind gets them with its weights
   sent_at_ = Clock::now();
 }
 

@@ -52,6 +52,7 @@
 #include "learner/actor_source.h"
 #include "mpi/comm.h"
 #include "mpi/record_link.h"
+#include "mpi/weight_fanout.h"
 
 namespace ringrl::mpi {
 
@@ -103,6 +104,7 @@ class MpiRemoteActors final : public learner::ActorSource {
   mpi::Comm& comm_;
   std::vector<Node> nodes_;
   std::unique_ptr<mpi::RecordInbox> inbox_;
+  std::unique_ptr<mpi::WeightFanout> fanout_;  // weights and permits, at most one weights message in flight per node
   std::uint32_t first_slot_ = 0, per_node_ = 0;
   std::chrono::steady_clock::duration silence_ = kNodeSilence;
   std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard

@@ -2,7 +2,8 @@
 // every node arrives once, in order per actor slot, intact and with its mapped version, while
 // the learner's rank falls behind and the in-flight bound holds the nodes back through their
 // full rings; then the bridge's throughput and the 1 MB weight broadcast latency, printed.
-// Also the job handshake (mpi/handshake.h) between real ranks: accepted, a rank with other
+// Also rank 0's weight fan-out (mpi/weight_fanout.h) to a node that keeps up and one that does
+// not, and the job handshake (mpi/handshake.h) between real ranks: accepted, a rank with other
 // settings refused, a rank that says hello twice refused; every rank hears the same answer.
 #include <algorithm>
 #include <atomic>
@@ -19,6 +20,8 @@
 #include "common/errors.h"
 #include "mpi/comm.h"
 #include "mpi/handshake.h"
+#include "mpi/job_messages.h"
+#include "mpi/weight_fanout.h"
 #include "mpi/tags.h"
 #include "mpi/record_link.h"
 
@@ -190,6 +193,74 @@ TEST(RecordLink, WeightBroadcastLatencyOfOneMegabyte) {
   if (g_comm->rank() == 0)
     std::printf("weight broadcast: 1 MiB to %d rank(s): p50 %.0f us, max %.0f us\n", g_comm->size() - 1,
                 us[us.size() / 2], us.back());
+}
+
+constexpr int kFanoutTag = 9002;  // a test tag, beyond mpi/tags.h's
+constexpr std::uint64_t kPublications = 300;
+constexpr std::size_t kFanoutBlob = 256 << 10;  // above the shared-memory eager limit: a send needs its receiver
+
+// Rank 0 publishes kPublications blobs as fast as it can, granting permits = the version after
+// each; rank 1 takes them as they come, rank 2 sleeps first. Every rank 0 moment holds at most one
+// weights message per node in flight; every node ends with the newest weights, sees versions only
+// grow, and never holds permits beyond the weights it has (weights before permits).
+TEST(WeightFanout, AtMostOneWeightsMessagePerNodeAndPermitsNeverOvertakeTheirWeights) {
+  const int me = g_comm->rank();
+  if (me == 0) {
+    WeightFanout fanout(*g_comm, {1, 2}, kFanoutTag);
+    std::vector<std::byte> blob(kFanoutBlob);
+    std::uint64_t version = 0;
+    const auto permits = [&](std::size_t) { return version; };
+    std::size_t most = 0;
+    for (std::uint64_t v = 1; v <= kPublications; ++v) {
+      std::memcpy(blob.data(), &v, sizeof v);
+      version = v;
+      fanout.publish(blob.data(), blob.size(), v, 0, permits);
+      fanout.grant(permits);
+      fanout.pump(permits);
+      most = std::max(most, fanout.weights_in_flight());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (fanout.behind() > 0 && Clock::now() < deadline) {
+      fanout.pump(permits);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(fanout.behind(), 0u);
+    EXPECT_LE(most, 2u);
+    for (int r : {1, 2}) g_comm->post(r, kFanoutTag, encode_stop());
+    EXPECT_TRUE(g_comm->flush(std::chrono::seconds(30)));
+  } else {
+    if (me == 2) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a slow node
+    std::uint64_t weights = 0, permits = 0, messages = 0;
+    for (bool done = false; !done;) {
+      const std::optional<Message> m = wait_for(*g_comm, kFanoutTag, std::chrono::seconds(60));
+      ASSERT_TRUE(m.has_value());
+      const BridgeControl c = decode_control(m->bytes, "rank 0");
+      ++messages;
+      switch (c.kind) {
+        case BridgeControlKind::kWeights: {
+          std::uint64_t in_blob = 0;
+          std::memcpy(&in_blob, c.blob.data(), sizeof in_blob);
+          EXPECT_EQ(in_blob, c.channel_version);
+          EXPECT_GT(c.channel_version, weights) << "versions only grow";
+          weights = c.channel_version;
+          EXPECT_LE(c.count, weights);
+          permits = c.count;
+          break;
+        }
+        case BridgeControlKind::kPermits:
+          EXPECT_LE(c.count, weights) << "permits beyond the weights held";
+          permits = c.count;
+          break;
+        default:
+          done = true;
+      }
+    }
+    EXPECT_EQ(weights, kPublications) << "the newest weights arrived";
+    EXPECT_LE(permits, weights);
+    if (me == 2) std::printf("weight fan-out: the slow node got %llu messages for %llu publications\n",
+                             static_cast<unsigned long long>(messages), static_cast<unsigned long long>(kPublications));
+  }
 }
 
 constexpr int kGoAhead = 9001;  // a test tag, beyond mpi/tags.h's
