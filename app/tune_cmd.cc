@@ -415,9 +415,17 @@ int run_tune(const TuneCli& c) {
     return 0;
   }
 
-  std::vector<std::string> resolved;  // every trial's config on every task
-  for (std::size_t t : trials)
-    for (const auto& task : s.task_cycle) resolved.push_back(preflight(space, t, space.trial_hparams(t), s, task).dump());
+  // Every trial's config on every task. Under MPI a rank whose preflight fails says so in its
+  // hello (rank 0 refuses the job in one line naming it) instead of leaving the others waiting.
+  std::vector<std::string> resolved;
+  std::string preflight_error;
+  try {
+    for (std::size_t t : trials)
+      for (const auto& task : s.task_cycle) resolved.push_back(preflight(space, t, space.trial_hparams(t), s, task).dump());
+  } catch (const UsageError& e) {
+    if (!comm) throw;
+    preflight_error = e.what();
+  }
 
   install_shutdown_handlers();
   // This process's slots, or (under mpirun/srun) every rank's: rank 0 hands the trials out and
@@ -432,6 +440,7 @@ int run_tune(const TuneCli& c) {
     for (std::size_t t : trials) settings.push_back(std::to_string(t));
     settings.insert(settings.end(), resolved.begin(), resolved.end());
     setup.fingerprint = mpi::fingerprint(settings);
+    setup.local_error = preflight_error;
   }
   const bool gpus = trainer_traits(space.trainer).uses_gpu && learner::cuda_device_count() > 0;
   if (const auto worker = slots.open(comm.get(), sweep_devices(gpus, c.parallel.value_or(0), "tune"), setup,

@@ -54,6 +54,7 @@ std::vector<Hello> welcome_ranks(Comm& comm, const Hello& mine, const std::funct
       if (error.empty()) error = e.what();
     }
   }
+  if (error.empty() && !mine.error.empty()) error = mine.error;
   if (error.empty() && check) {
     try {
       check();

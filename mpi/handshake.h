@@ -10,7 +10,9 @@
 //   to stop (common/signals.h).
 // * welcome_ranks() (rank 0) returns every rank's Hello, indexed by rank (its own first). A
 //   rank that says nothing within `hello_wait`, a Hello that does not decode or does not match,
-//   a rank that says hello twice, or a UsageError from `check` refuses the job: every rank is told why, the sends are
+//   a rank that says hello twice, a Hello that carries the rank's own error (a check of its
+//   own that failed: every rank still takes part in the handshake, so none is left waiting in a
+//   collective), or a UsageError from `check` refuses the job: every rank is told why, the sends are
 //   flushed (bounded), and welcome_ranks() throws UsageError with that one line.
 // * greet_rank0() (every other rank) sends `mine` and waits for rank 0's answer: the Welcome
 //   (its error empty when accepted), or nothing when a signal came first.
@@ -32,6 +34,7 @@ inline constexpr std::chrono::minutes kHelloWait{5};
 
 std::optional<Message> wait_for(Comm& comm, int tag, std::chrono::steady_clock::duration timeout);
 
+/// Rank 0's own error (mine.error) refuses the job too, after every rank was heard.
 std::vector<Hello> welcome_ranks(Comm& comm, const Hello& mine, const std::function<void()>& check = {},
                                  std::chrono::steady_clock::duration hello_wait = kHelloWait);
 

@@ -113,6 +113,7 @@ std::string encode(const Hello& m) {
   o.w.put_string(m.host);
   o.strings(m.slots);
   o.w.put<std::uint8_t>(m.shared ? 1 : 0);
+  o.w.put_string(m.error);
   return std::move(o.bytes);
 }
 
@@ -204,6 +205,7 @@ Hello decode_hello(std::string_view bytes, const std::string& from) {
   const auto shared = in.r.get<std::uint8_t>();
   if (shared > 1) in.r.fail(fmt::format("shared flag {}, expected 0 or 1", shared));
   m.shared = shared == 1;
+  m.error = in.text();
   in.r.expect_end();
   return m;
 }
@@ -257,6 +259,7 @@ std::string build_version() { return fmt::format("{} (job protocol {})", RINGRL_
 
 std::string refusal(const Hello& got, const Hello& mine, int rank) {
   const std::string who = fmt::format("rank {} on {}", rank, got.host);
+  if (!got.error.empty()) return fmt::format("{}: {}", who, got.error);
   if (got.version != mine.version)
     return fmt::format("{} runs ringrl {}, rank 0 runs {}: expected the same build on every rank", who, got.version,
                        mine.version);

@@ -34,7 +34,7 @@
 namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kJobMagic = 0x424f4a52;  // "RJOB"
-inline constexpr std::uint16_t kJobProtocolVersion = 3;  // 2: the node bridge's messages joined; 3: a failed bridge's error
+inline constexpr std::uint16_t kJobProtocolVersion = 3;  // 2: the node bridge's messages joined; 3: a failed bridge's error, a rank's own error in its hello
 inline constexpr std::uint64_t kMaxTextChars = 1 << 16;      // one argument, name, host, error
 inline constexpr std::uint64_t kMaxListItems = 1 << 12;      // arguments, slots, files
 inline constexpr std::uint64_t kMaxFileNameChars = 255;      // a file name (no directories)
@@ -51,6 +51,7 @@ struct Hello {
   std::string host;
   std::vector<std::string> slots;  // one device per run slot: "cpu", "cuda:0", ...
   bool shared = false;             // its node directory is rank 0's session directory
+  std::string error;               // a check of its own failed (a per-host preflight): rank 0 refuses the job
 };
 
 struct Welcome {

@@ -56,7 +56,7 @@ std::string read_file(const fs::path& p) {
 
 // What a node bridge and rank 0 say in the handshake: one "bridge" slot each.
 mpi::Hello bridge_hello(const mpi::Comm& comm, const BridgeSetup& setup) {
-  return mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false};
+  return mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false, {}};
 }
 
 }  // namespace

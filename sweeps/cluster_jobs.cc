@@ -78,13 +78,19 @@ fs::path node_dir_for(const std::string& dir, int rank) {
 
 ClusterStart open_cluster(mpi::Comm& comm, const ClusterSetup& setup) {
   ClusterStart start;
-  mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), setup.devices, true};
+  mpi::Hello mine{mpi::build_version(), setup.fingerprint, comm.host(), setup.devices, true, setup.local_error};
   // The token tells each worker whether it sees rank 0's session directory.
   std::string token;
   if (comm.rank() == 0) {
-    token = new_token();
-    fs::create_directories(setup.session_dir);
-    runfiles::write_file_atomic(setup.session_dir / kTokenFile, token);
+    // A failure here still reaches the broadcast below (every rank waits in it) and then
+    // refuses the job in the welcome.
+    try {
+      token = new_token();
+      fs::create_directories(setup.session_dir);
+      runfiles::write_file_atomic(setup.session_dir / kTokenFile, token);
+    } catch (const std::exception& e) {
+      if (mine.error.empty()) mine.error = e.what();
+    }
   }
   token = comm.broadcast(token, 0);
   if (comm.rank() != 0) {

@@ -52,6 +52,9 @@ struct ClusterSetup {
   /// Rank 0's own last check before it welcomes the workers (e.g. that the session directory
   /// holds the same session); its UsageError refuses the job.
   std::function<void()> check_on_rank0;
+  /// This rank's own failed check (a per-host preflight), "" when none: it goes to rank 0 in
+  /// the hello, which refuses the job naming the rank, so no rank is left in a collective.
+  std::string local_error;
 };
 
 /// What open_cluster() gives a rank.

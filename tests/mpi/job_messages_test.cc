@@ -39,7 +39,7 @@ JobExit sample_exit() {
   return m;
 }
 
-Hello sample_hello() { return {"0.1.0 (job protocol 1)", 0x1234, "node7", {"cpu", "cuda:0"}, true}; }
+Hello sample_hello() { return {"0.1.0 (job protocol 1)", 0x1234, "node7", {"cpu", "cuda:0"}, true, {}}; }
 
 void expect_same(const StartJob& a, const StartJob& b) {
   EXPECT_EQ(a.job, b.job);
@@ -137,6 +137,10 @@ TEST(JobMessages, EveryMessageRoundTrips) {
   EXPECT_EQ(h2.host, h.host);
   EXPECT_EQ(h2.slots, h.slots);
   EXPECT_TRUE(h2.shared);
+  Hello failed = h;
+  failed.error = "tune: trial 3: no such task";
+  EXPECT_EQ(decode_hello(encode(failed), "rank 1").error, failed.error);
+  EXPECT_EQ(refusal(failed, h, 1), "rank 1 on node7: tune: trial 3: no such task");
   EXPECT_EQ(decode_welcome(encode(Welcome{"refused: x"}), "rank 0").error, "refused: x");
   EXPECT_EQ(decode_welcome(encode(Welcome{}), "rank 0").error, "");
   expect_same(decode_start(encode(sample_start()), "rank 0"), sample_start());

@@ -268,9 +268,10 @@ constexpr int kGoAhead = 9001;  // a test tag, beyond mpi/tags.h's
 // The handshake of ranks whose fingerprints are `fingerprint(rank)`; rank 1 says hello twice
 // when `twice`.
 // Returns the one answer every rank got ("" accepted, else the refusal).
-std::string handshake(std::uint64_t (*fingerprint)(int rank), bool twice) {
+std::string handshake(std::uint64_t (*fingerprint)(int rank), bool twice, int error_rank = -1) {
   const int me = g_comm->rank();
-  const Hello mine{build_version(), fingerprint(me), g_comm->host(), {"cpu"}, false};
+  const Hello mine{build_version(), fingerprint(me), g_comm->host(), {"cpu"}, false,
+                   me == error_rank ? "preflight: no such task" : ""};
   std::string answer;
   if (me == 0) {
     try {
@@ -312,6 +313,14 @@ TEST(Handshake, RanksWithTheSameSettingsAreWelcomed) {
 TEST(Handshake, ARankWithOtherSettingsIsRefusedNamingIt) {
   const std::string answer = handshake([](int rank) { return std::uint64_t{rank == 2 ? 8u : 7u}; }, false);
   EXPECT_NE(answer.find("rank 2"), std::string::npos) << answer;
+}
+
+// A rank whose own check failed still takes part; the job is refused naming it, on every rank.
+TEST(Handshake, ARankWithAnErrorOfItsOwnIsNamedInTheRefusal) {
+  const std::string answer = handshake([](int) { return std::uint64_t{7}; }, false, 2);
+  EXPECT_NE(answer.find("rank 2 on "), std::string::npos) << answer;
+  EXPECT_NE(answer.find(": preflight: no such task"), std::string::npos) << answer;
+  EXPECT_EQ(handshake([](int) { return std::uint64_t{7}; }, false, 0), "preflight: no such task");
 }
 
 // A rank counts once however often it says hello: either the job is refused naming it, or
