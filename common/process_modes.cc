@@ -6,6 +6,8 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sched.h>
+#include <unistd.h>
 
 namespace ringrl {
 
@@ -24,6 +26,31 @@ void keep_freed_memory() noexcept {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
 #endif
+}
+
+namespace {
+
+int allowed_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+}  // namespace
+
+CpuWidening widen_cpu_affinity() noexcept {
+  CpuWidening w;
+  w.before = allowed_cpus();
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  w.online = online > 0 ? static_cast<int>(online) : w.before;
+  if (w.before < w.online) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < w.online && c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);  // the kernel keeps out what the cpuset forbids
+  }
+  w.after = allowed_cpus();
+  return w;
 }
 
 }  // namespace ringrl

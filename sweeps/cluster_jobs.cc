@@ -16,6 +16,7 @@
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
+#include "common/process_modes.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
@@ -65,6 +66,15 @@ std::unique_ptr<mpi::Comm> join_mpi_job() {
   if (!env.under_launcher || env.size_hint == 1) return nullptr;
   std::unique_ptr<mpi::Comm> comm = mpi::Comm::init();
   if (comm->size() == 1) return nullptr;
+  // A launcher binds each rank to a core by default; its actors and learner threads need the node.
+  const CpuWidening cpus = widen_cpu_affinity();
+  if (cpus.after > cpus.before)
+    spdlog::info("cluster: rank {} on {}: the launcher bound it to {} of {} CPUs; it now may use {}", comm->rank(),
+                 comm->host(), cpus.before, cpus.online, cpus.after);
+  if (cpus.after < cpus.online)
+    spdlog::warn("cluster: rank {} on {} may use {} of the node's {} CPUs (its cpuset: under Slurm, give "
+                 "--cpus-per-task)",
+                 comm->rank(), comm->host(), cpus.after, cpus.online);
   return comm;
 }
 

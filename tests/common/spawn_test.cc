@@ -1,6 +1,7 @@
 // spawn_process (common/spawn.h): what the child gets and what it does not inherit.
 #include "common/spawn.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "common/exit_status.h"
+#include "common/process_modes.h"
 
 namespace ringrl {
 namespace {
@@ -111,6 +113,30 @@ TEST(Spawn, AnExecutableThatCannotRunEndsTheChildWithItsStatus) {
   o.executable = "/nonexistent/ringrl";
   const int status = wait_status(spawn_process(o));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kExitExecFailed) << status;
+}
+
+// A process bound to one CPU (as a launcher binds a rank) may use every online CPU after, and
+// so do the children it starts.
+TEST(CpuAffinity, WideningUndoesALaunchersBinding) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    cpu_set_t given;
+    CPU_ZERO(&given);
+    if (sched_getaffinity(0, sizeof given, &given) != 0) _exit(9);
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &given)) ++first;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(10);
+    const CpuWidening w = widen_cpu_affinity();
+    if (w.before != 1) _exit(11);
+    if (w.after < CPU_COUNT(&given)) _exit(12);  // at least what this test process was given (its cpuset may be narrower than the machine)
+    _exit(0);
+  }
+  const int status = wait_status(pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace
