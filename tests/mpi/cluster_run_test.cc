@@ -143,6 +143,26 @@ class ClusterRun : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // Runs the 3-rank long job under `launcher`, sends ^C to mpirun once it runs, and checks that
+  // no rank, bridge, actor or segment (rank 0's, or a node's) is left. Returns what it said.
+  Outcome interrupt_once_running(const std::vector<std::string>& launcher) {
+    int o = -1, e = -1;
+    const pid_t pid = start(cat(launcher, long_job(dir_, kInterruptedBudget)), &o, &e);
+    Reaper reaper{pid};
+    EXPECT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+    std::vector<pid_t> pids;
+    for (const auto& [rank, p] : ranks_of(dir_, pid)) pids.push_back(p);
+    EXPECT_EQ(pids.size(), 3u);
+    kill(pid, SIGINT);
+    const Outcome r = finish(pid, o, e);
+    std::this_thread::sleep_for(1s);  // actors of a killed bridge notice their parent is gone
+    EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
+    EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
+    const std::vector<std::string> nodes = node_segments(r.err);
+    EXPECT_EQ(nodes.size(), 2u) << r.err;
+    EXPECT_TRUE(left_in_shm(nodes).empty()) << left_in_shm(nodes).front();
+    return r;
+  }
   // Waits for the first metrics row of the job `launcher` runs, then sends `sig` to the process
   // of `rank`.
   void signal_rank_once_running(pid_t launcher, int rank, int sig) {
@@ -194,22 +214,10 @@ TEST_F(ClusterRun, ThreeRanksSolvePrintWithRecordsFromEveryRank) {
 }
 
 TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
-  int o = -1, e = -1;
   // mpirun sends SIGTERM odls_base_sigkill_timeout seconds after ^C, and SIGKILL as long again later.
-  const pid_t pid = start(cat(mpirun_with_grace(3), long_job(dir_, kInterruptedBudget)), &o, &e);
-  Reaper reaper{pid};
-  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
-  std::vector<pid_t> pids;
-  for (const auto& [rank, p] : ranks_of(dir_, pid)) pids.push_back(p);
-  EXPECT_EQ(pids.size(), 3u);
-  kill(pid, SIGINT);
-  const Outcome r = finish(pid, o, e);
+  const Outcome r = interrupt_once_running(mpirun_with_grace(3));
   EXPECT_NE(r.err.find("interrupted (signal 15); checkpoint written"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
-  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
-  EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
-  ASSERT_EQ(node_segments(r.err).size(), 2u) << r.err;
-  EXPECT_TRUE(left_in_shm(node_segments(r.err)).empty()) << left_in_shm(node_segments(r.err)).front();
 
   const Outcome again = run(cat(mpirun(3), cat(long_job(dir_, kInterruptedBudget), {"--resume"})));
   ASSERT_TRUE(ok(again)) << again.err;
@@ -223,19 +231,7 @@ TEST_F(ClusterRun, InterruptStopsEveryRankCleanlyAndResumeContinues) {
 // after 1 s. No segment is left, rank 0's or a node's: each process unlinks its segment's name
 // on the first signal, before its orderly stop.
 TEST_F(ClusterRun, APlainInterruptLeavesNoSegmentBehind) {
-  int o = -1, e = -1;
-  const pid_t pid = start(cat(mpirun(3), long_job(dir_, kInterruptedBudget)), &o, &e);
-  Reaper reaper{pid};
-  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
-  std::vector<pid_t> pids;
-  for (const auto& [rank, p] : ranks_of(dir_, pid)) pids.push_back(p);
-  kill(pid, SIGINT);
-  const Outcome r = finish(pid, o, e);
-  std::this_thread::sleep_for(1s);  // actors of a killed bridge notice their parent is gone
-  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u) << "no rank, bridge or actor is left";
-  EXPECT_TRUE(shm_of(pids).empty()) << shm_of(pids).front();
-  ASSERT_EQ(node_segments(r.err).size(), 2u) << r.err;
-  EXPECT_TRUE(left_in_shm(node_segments(r.err)).empty()) << left_in_shm(node_segments(r.err)).front();
+  interrupt_once_running(mpirun(3));
 }
 
 // A rank 0 that stops answering (SIGSTOP) is noticed by its nodes after the silence bound:
