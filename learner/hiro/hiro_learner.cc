@@ -194,7 +194,9 @@ struct HiroLearner::Impl {
         low_replay(o.replay_capacity, hiro::TransitionLayout(o.transition_dims()).floats()),
         high_replay(o.replay_capacity, hiro::MetaTransitionLayout(o.meta_transition_dims()).floats()),
         relabeller(parse_relabel_strategy(o.relabel), o.goal_space, o.action_low, o.action_high, device),
-        rng(hiro_stream_seeds(o.seed).learner) {
+        rng(hiro_stream_seeds(o.seed).learner),
+        blob_layout(o.actor_blob_shape()),
+        blob_gaps(payload_gaps(blob_layout)) {
     if (replay_on_device(o.device_replay, device)) {
       low_rows.emplace(low_replay, device);
       high_rows.emplace(high_replay, device);
@@ -224,6 +226,42 @@ struct HiroLearner::Impl {
   Relabeller relabeller;
   Rng rng;
   std::vector<float> row;  // staging for one decoded record
+  hiro::ActorBlobLayout blob_layout;                          // of the published blob, made once
+  std::vector<std::pair<std::size_t, std::size_t>> blob_gaps;  // [first, end) floats no tensor covers
+
+  // The payload's floats that no tensor of `layout` covers (alignment padding): the only ones
+  // write_blob() zeroes.
+  static std::vector<std::pair<std::size_t, std::size_t>> payload_gaps(const hiro::ActorBlobLayout& layout) {
+    std::vector<bool> covered(layout.blob().num_bytes() / sizeof(float), false);
+    for (const hiro::MlpOffsets* m : {&layout.meta(), &layout.low()}) {
+      const auto mark = [&](std::size_t offset, std::size_t n) {
+        for (std::size_t i = offset; i < offset + n && i < covered.size(); ++i) covered[i] = true;
+      };
+      const auto in = static_cast<std::size_t>(m->in), h1 = static_cast<std::size_t>(m->hidden1),
+                 h2 = static_cast<std::size_t>(m->hidden2), out = static_cast<std::size_t>(m->out);
+      mark(m->w1, h1 * in);
+      mark(m->b1, h1);
+      mark(m->w2, h2 * h1);
+      mark(m->b2, h2);
+      mark(m->w3, out * h2);
+      mark(m->b3, out);
+      mark(m->mask, in);
+      mark(m->mid, out);
+      mark(m->half_range, out);
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> gaps;
+    for (std::size_t i = 0; i < covered.size();) {
+      if (covered[i]) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < covered.size() && !covered[j]) ++j;
+      gaps.emplace_back(i, j);
+      i = j;
+    }
+    return gaps;
+  }
 };
 
 HiroLearner::HiroLearner(const HiroOptions& options) : impl_(std::make_unique<Impl>(options)) {}
@@ -293,12 +331,18 @@ HiroUpdateStats HiroLearner::update_high(bool read_losses, learner::PhaseProfile
 
 namespace {
 
-// Copies one network's tensors into the payload at `m`'s offsets.
+// Copies one network's tensors into the payload at `m`'s offsets: straight from a contiguous
+// float CPU tensor (no torch call: this runs after every update), else through a host copy.
 void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* payload) {
   torch::NoGradGuard no_grad;
   const auto put = [payload](const torch::Tensor& t, std::size_t offset) {
+    const auto n = sizeof(float) * static_cast<std::size_t>(t.numel());
+    if (t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.is_contiguous()) {
+      std::memcpy(payload + offset, t.data_ptr<float>(), n);
+      return;
+    }
     const auto host = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-    std::memcpy(payload + offset, host.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(host.numel()));
+    std::memcpy(payload + offset, host.data_ptr<float>(), n);
   };
   put(actor->fc1->weight, m.w1);
   put(actor->fc1->bias, m.b1);
@@ -313,15 +357,13 @@ void write_actor(Actor& actor, const hiro::MlpOffsets& m, float* payload) {
 
 }  // namespace
 
-std::size_t HiroLearner::blob_bytes() const {
-  return hiro::ActorBlobLayout(impl_->options.actor_blob_shape()).channel_bytes();
-}
+std::size_t HiroLearner::blob_bytes() const { return impl_->blob_layout.channel_bytes(); }
 
 void HiroLearner::write_blob(std::byte* dst) const {
-  const hiro::ActorBlobLayout layout(impl_->options.actor_blob_shape());
-  std::memset(dst, 0, layout.channel_bytes());  // padding is 0
+  const hiro::ActorBlobLayout& layout = impl_->blob_layout;
   write_blob_header(dst, layout.blob());
   auto* payload = reinterpret_cast<float*>(dst + sizeof(BlobHeader));
+  for (const auto& [first, end] : impl_->blob_gaps) std::fill(payload + first, payload + end, 0.0f);  // padding is 0
   write_actor(impl_->high.actor(), layout.meta(), payload);
   write_actor(impl_->low.actor(), layout.low(), payload);
 }
