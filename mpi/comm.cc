@@ -44,13 +44,15 @@ struct Comm::Impl {
   std::list<Pending> pending;
   std::uint64_t next_ticket = 1;
   std::uint64_t in_flight = 0;
-  // A message matched (MPI_Improbe) and being received (MPI_Imrecv), per tag asked for: a
-  // large message needs its sender's help to arrive, and a hung sender must not hang us.
+  // A message matched (MPI_Improbe) and being received (MPI_Imrecv), per (tag asked for,
+  // sender): a large message needs its sender's help to arrive, and a sender that hangs in the
+  // middle of one must hold up neither us nor the other senders' messages on that tag.
   struct Incoming {
     MPI_Request request = MPI_REQUEST_NULL;
     Message message;
   };
-  std::map<int, Incoming> incoming;
+  std::map<std::pair<int, int>, Incoming> incoming;
+  int next_source = 0;  // where the next probe round starts (every sender gets its turn first)
   bool forsaken = false;  // a peer is hung: no MPI_Finalize
 };
 
@@ -141,29 +143,37 @@ bool Comm::flush(std::chrono::milliseconds timeout) {
 }
 
 std::optional<Message> Comm::try_receive(int tag) {
-  auto it = impl_->incoming.find(tag);
-  if (it == impl_->incoming.end()) {  // match the next message, and start receiving it
-    int flag = 0;
-    MPI_Message matched;
-    MPI_Status status;
-    check(MPI_Improbe(MPI_ANY_SOURCE, tag == kAnyTag ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &flag, &matched, &status),
-          "MPI_Improbe");
-    if (!flag) return std::nullopt;
-    int count = 0;
-    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-    it = impl_->incoming.emplace(tag, Impl::Incoming{}).first;
-    Message& m = it->second.message;
-    m.source = status.MPI_SOURCE;
-    m.tag = status.MPI_TAG;
-    m.bytes.resize(static_cast<std::size_t>(count));
-    check(MPI_Imrecv(m.bytes.data(), count, MPI_BYTE, &matched, &it->second.request), "MPI_Imrecv");
+  const int n = impl_->size;
+  const int first = impl_->next_source;
+  impl_->next_source = (first + 1) % n;
+  for (int k = 0; k < n; ++k) {
+    const int source = (first + k) % n;
+    const auto key = std::make_pair(tag, source);
+    auto it = impl_->incoming.find(key);
+    if (it == impl_->incoming.end()) {  // match this sender's next message, and start receiving it
+      int flag = 0;
+      MPI_Message matched;
+      MPI_Status status;
+      check(MPI_Improbe(source, tag == kAnyTag ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &flag, &matched, &status),
+            "MPI_Improbe");
+      if (!flag) continue;
+      int count = 0;
+      check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+      it = impl_->incoming.emplace(key, Impl::Incoming{}).first;
+      Message& m = it->second.message;
+      m.source = status.MPI_SOURCE;
+      m.tag = status.MPI_TAG;
+      m.bytes.resize(static_cast<std::size_t>(count));
+      check(MPI_Imrecv(m.bytes.data(), count, MPI_BYTE, &matched, &it->second.request), "MPI_Imrecv");
+    }
+    int done = 0;
+    check(MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done) continue;  // the rest of it arrives on a later call; the other senders go on
+    Message m = std::move(it->second.message);
+    impl_->incoming.erase(it);
+    return m;
   }
-  int done = 0;
-  check(MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  if (!done) return std::nullopt;  // the rest of it arrives on a later call
-  Message m = std::move(it->second.message);
-  impl_->incoming.erase(it);
-  return m;
+  return std::nullopt;
 }
 
 std::string Comm::broadcast(std::string bytes, int root) {

@@ -9,8 +9,9 @@
 //   the bytes until the send completes, so no two ranks can deadlock sending to each other;
 //   progress() retires completed sends and try_receive() polls without blocking either
 //   (MPI_Improbe, then MPI_Imrecv of the whole message, returned once it has all arrived: a
-//   sender that hangs mid-message never hangs the receiver). A message is at most
-//   kMaxMessageBytes.
+//   sender that hangs mid-message never hangs the receiver, and holds up none of the other
+//   senders' messages on that tag: each sender has its own message in progress, and the senders
+//   are probed in turn). A message is at most kMaxMessageBytes.
 // * Messages between one pair of ranks with one tag arrive in the order they were posted
 //   (MPI's non-overtaking rule); nothing is promised across tags or senders. A caller that
 //   polls one tag both by name and with kAnyTag at the same time may see them out of order.

@@ -263,6 +263,47 @@ TEST(WeightFanout, AtMostOneWeightsMessagePerNodeAndPermitsNeverOvertakeTheirWei
   }
 }
 
+constexpr int kStuckTag = 9003, kStuckGo = 9004;  // test tags, beyond mpi/tags.h's
+constexpr std::size_t kBigMessage = std::size_t{64} << 20;
+
+// Rank 1 starts a 64 MB message and then makes no MPI call for 2 s (a sender frozen in the middle
+// of it: the rest needs its progress); rank 2 then sends 20 small messages on the same tag. Rank
+// 0 gets all 20 while the big one is stuck, and the big one once its sender goes on.
+TEST(Comm, ASenderStuckInTheMiddleOfAMessageHoldsUpNoOtherSender) {
+  const int me = g_comm->rank();
+  if (me == 1) {
+    g_comm->post(0, kStuckTag, std::string(kBigMessage, 'b'));
+    g_comm->post(2, kStuckGo, "");
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // no MPI call: the big message is stuck
+    EXPECT_TRUE(g_comm->flush(std::chrono::seconds(60)));
+  } else if (me == 2) {
+    ASSERT_TRUE(wait_for(*g_comm, kStuckGo, std::chrono::seconds(30)).has_value());
+    for (int i = 0; i < 20; ++i) g_comm->post(0, kStuckTag, "small " + std::to_string(i));
+    EXPECT_TRUE(g_comm->flush(std::chrono::seconds(30)));
+  } else {
+    const auto start = Clock::now();
+    int small = 0;
+    bool big = false;
+    double small_done_s = -1;
+    while (!big && Clock::now() - start < std::chrono::seconds(60)) {
+      if (auto m = g_comm->try_receive(kStuckTag)) {
+        if (m->source == 2) {
+          EXPECT_EQ(m->bytes, "small " + std::to_string(small)) << "one sender's messages stay in order";
+          if (++small == 20) small_done_s = std::chrono::duration<double>(Clock::now() - start).count();
+        } else {
+          EXPECT_EQ(m->bytes.size(), kBigMessage);
+          big = true;
+          EXPECT_EQ(small, 20) << "the small messages came before the stuck one finished";
+        }
+      }
+      g_comm->progress();
+    }
+    EXPECT_TRUE(big);
+    EXPECT_GE(small_done_s, 0.0);
+    EXPECT_LT(small_done_s, 1.5) << "the small messages waited for the stuck sender";
+  }
+}
+
 constexpr int kGoAhead = 9001;  // a test tag, beyond mpi/tags.h's
 
 // The handshake of ranks whose fingerprints are `fingerprint(rank)`; rank 1 says hello twice
