@@ -15,7 +15,8 @@ Weights, by algorithm, under the names of their blob layouts:
         else the defaults, and must match the fingerprint stored in the file).
   hiro: the acting networks as common/hiro/actor_blob.h names them, meta.* (high level) and
         low.*: fc1.weight [h1, in], fc1.bias [h1], fc2.weight, fc2.bias, out.weight, out.bias,
-        input_mask [in], and mid / half_range [out] when the run's config names the env; and
+        input_mask [in], and mid / half_range [out] (the level's output box, made in C++ from
+        the run's env, targets and goal space as the learner made it) when the run names them; and
         the critics and target networks as <level>.critic1.*, <level>.actor_target.*, ...
 """
 
@@ -49,25 +50,6 @@ def _config_next_to(path: pathlib.Path) -> dict[str, Any] | None:
     return json.loads(f.read_text()) if f.is_file() else None
 
 
-def _hiro_ranges(weights: dict, run: dict | None, config: dict | None) -> None:
-    """Adds <level>.mid and <level>.half_range: the env's action box (low level) and the goal
-    box (high level), from the run's env, targets and goal space."""
-    env = (run or {}).get("env") or (config or {}).get("env")
-    goal = (run or {}).get("goal_space")
-    if not env or not goal:
-        return
-    task = (run or {}).get("targets", "single")
-    options = _ringrl.MazeEnvOptions(task=task if task in ("single", "multi") else "single")
-    spec = _ringrl.env_spec(env, options)
-    gs = _ringrl.goal_space(goal, env, options)
-    for level, low, high in (("low", spec["action_low"], spec["action_high"]), ("meta", gs["low"], gs["high"])):
-        lo, hi = np.asarray(low, np.float32), np.asarray(high, np.float32)
-        if lo.shape[0] != weights[f"{level}.out.bias"].shape[0]:
-            return  # not this env's networks: leave the ranges out rather than guess
-        weights[f"{level}.mid"] = (hi + lo) / np.float32(2)
-        weights[f"{level}.half_range"] = (hi - lo) / np.float32(2)
-
-
 def load(path: str | os.PathLike, *, weights: bool = True) -> Checkpoint:
     """Verifies and reads the checkpoint at ``path`` (see the module docstring). With
     ``weights=False`` only the verification and the section list."""
@@ -81,10 +63,8 @@ def load(path: str | os.PathLike, *, weights: bool = True) -> Checkpoint:
     lstm = (config or {}).get("policy_lstm_sizes")  # absent: the policy's defaults, in C++
     emb = (config or {}).get("obs_embedding_size")
     out = _ringrl.checkpoint_weights(str(p), None if lstm is None else list(lstm), None if emb is None else int(emb))
-    ck.weights = dict(out.pop("weights"))
+    ck.weights = dict(out.pop("weights"))  # hiro: <level>.mid / half_range from the run's env, made in C++
     ck.extra = dict(out)
-    if ck.algorithm == "hiro":
-        _hiro_ranges(ck.weights, run, config)
     return ck
 
 

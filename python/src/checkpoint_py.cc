@@ -40,6 +40,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/hiro/hiro_policy.h"
 #include "common/checkpoint.h"
@@ -50,6 +51,7 @@
 #include "common/pqt/state_format.h"
 #include "common/pqt/policy_layout.h"
 #include "envs/maze/factory.h"
+#include "envs/maze/tasks.h"
 #include "python/src/module.h"
 
 namespace ringrl::python {
@@ -249,6 +251,48 @@ void read_hiro(CheckpointReader& in, nb::dict& out) {
   out["shapes"] = shapes;
 }
 
+// A float32 NumPy vector holding `v`.
+nb::object float_array(const std::vector<float>& v) {
+  float* p = new float[v.empty() ? 1 : v.size()];
+  std::copy(v.begin(), v.end(), p);
+  nb::capsule owner(p, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+  const std::size_t dims[1] = {v.size()};
+  return nb::cast(nb::ndarray<nb::numpy, float>(p, 1, dims, owner));
+}
+
+// <level>.mid and <level>.half_range: each level's output box, the env's action box (low) and
+// the goal box (meta), made from the run's env, training targets and goal space (its "run"
+// metadata) with the env and goal-space code the learner's options come from. Left out when
+// the run does not name them or the networks are not that env's.
+void add_hiro_ranges(const nlohmann::json& run, nb::dict& weights) {
+  if (!run.contains("env") || !run.contains("goal_space")) return;
+  const std::string env = run["env"].get<std::string>();
+  envs::maze::MazeEnvOptions options;
+  const std::string targets = run.value("targets", std::string("single"));
+  options.task_mode = targets == "multi" ? envs::maze::TaskMode::kMulti : envs::maze::TaskMode::kSingle;
+  const envs::EnvSpec spec = envs::maze::maze_env_spec(env, options);
+  const envs::Box full = envs::maze::maze_subgoal_box(env, options);
+  const hiro::GoalSpace goals = hiro::make_goal_space(hiro::parse_goal_space(run["goal_space"].get<std::string>()),
+                                                      spec.obs_dim, full.low, full.high, env);
+  const std::pair<const char*, std::pair<const std::vector<float>*, const std::vector<float>*>> levels[] = {
+      {"low", {&spec.action.low, &spec.action.high}}, {"meta", {&goals.low, &goals.high}}};
+  for (const auto& [level, box] : levels) {
+    const std::vector<float>& lo = *box.first;
+    const std::vector<float>& hi = *box.second;
+    const std::string out = std::string(level) + ".out.bias";
+    if (!weights.contains(out.c_str())) return;
+    const auto bias = nb::cast<nb::ndarray<const float, nb::numpy>>(weights[out.c_str()]);
+    if (bias.ndim() != 1 || bias.shape(0) != lo.size()) return;  // not this env's networks: left out, not guessed
+    std::vector<float> mid(lo.size()), half(lo.size());
+    for (std::size_t j = 0; j < lo.size(); ++j) {
+      mid[j] = (hi[j] + lo[j]) / 2.0f;
+      half[j] = (hi[j] - lo[j]) / 2.0f;
+    }
+    weights[(std::string(level) + ".mid").c_str()] = float_array(mid);
+    weights[(std::string(level) + ".half_range").c_str()] = float_array(half);
+  }
+}
+
 // {"weights": {name: array}, ...} of a pqt or hiro checkpoint (verified first).
 // lstm_sizes and embedding: the run's policy_lstm_sizes and obs_embedding_size; absent, the
 // policy's own defaults (PolicyShape, the values of configs/pqt.json).
@@ -260,9 +304,16 @@ nb::dict weights(const std::string& path, std::optional<std::vector<int>> lstm_s
   nb::dict out;
   if (in.algorithm() == "pqt")
     read_pqt(in, *lstm_sizes, *embedding, out);
-  else if (in.algorithm() == "hiro")
+  else if (in.algorithm() == "hiro") {
+    const nlohmann::json run =
+        in.has_section("run") ? nlohmann::json::parse(in.section("run").get_string(kMaxRunMetaBytes), nullptr, false)
+                              : nlohmann::json();
     read_hiro(in, out);
-  else
+    if (run.is_object()) {
+      nb::dict w = nb::cast<nb::dict>(out["weights"]);
+      add_hiro_ranges(run, w);
+    }
+  } else
     throw UsageError(fmt::format("checkpoint {}: weights of algorithm '{}' are not decoded (pqt and hiro are)", path,
                                  in.algorithm()));
   return out;
