@@ -383,9 +383,8 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   const std::uint32_t per_node = algo.actors_per_node(o.actors);
   const std::uint32_t participants = 1 + (o.remote ? o.remote->participants() : 0);
   if (participants > 1) algo.add_remote_slots(o.actors, (participants - 1) * per_node);
-  // The other sources stop on every way out, after this machine's segment is gone (the pool is
-  // destroyed first): a SIGKILL that follows a SIGTERM while the nodes are asked to stop
-  // leaves no /dev/shm entry here.
+  // The other nodes are told to stop on every way out: the normal end stops every source, the
+  // nodes first (SourceList::stop); an error unwinds through this guard.
   StopOnExit others{o.remote};
   // The pool: the segment (one ring per actor, the weight channel sized for the blob), the
   // supervisor, the drain and the version map (common/actor_pool.h).
