@@ -574,12 +574,14 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     summary.steady_budget_per_s = steady > 0 && counted > 0 ? static_cast<double>(counted - 1) / steady : 0;
   }
   summary.updates_per_s = summary.seconds > 0 ? static_cast<double>(summary.updates) / summary.seconds : 0;
+  // What each participant gave, counted before the stop (a node's stop discards what is still
+  // on its way: it was never taken).
+  const std::vector<SourceStats> taken = sources.stats();
   sources.stop();
   summary.actor_restarts = pool.supervisor().total_restarts();
-  if (participants > 1) {  // what each participant gave
+  if (participants > 1) {
     std::string line = "train: records taken:";
-    for (const SourceStats& n : sources.stats())
-      line += fmt::format(" {} from {} ({} restart(s)),", n.records, n.name, n.restarts);
+    for (const SourceStats& n : taken) line += fmt::format(" {} from {} ({} restart(s)),", n.records, n.name, n.restarts);
     line.pop_back();
     spdlog::info("{}", line);
   }
