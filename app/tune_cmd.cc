@@ -63,7 +63,6 @@
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
 #include "envs/bf/scorer.h"
-#include "learner/devices.h"
 #include "mpi/comm.h"
 #include "mpi/job_messages.h"
 
@@ -442,13 +441,14 @@ int run_tune(const TuneCli& c) {
     setup.fingerprint = mpi::fingerprint(settings);
     setup.local_error = preflight_error;
   }
-  const bool gpus = trainer_traits(space.trainer).uses_gpu && learner::cuda_device_count() > 0;
-  if (const auto worker = slots.open(comm.get(), sweep_devices(gpus, c.parallel.value_or(0), "tune"), setup,
+  if (const auto worker = slots.open(comm.get(), sweep_devices(trainer_traits(space.trainer).uses_gpu,
+                                                               c.parallel.value_or(0), "tune"),
+                                     setup,
                                      [&] { pin_session(run_dir, session_identity(space, s)); }))
     return *worker;
   TuneSession session(space, s, trials, run_dir, c.actors.value_or(0), slots);
   spdlog::info("tune: space {}, {} trial(s), {} at a time on {}{}; run directory {}", space.name, trials.size(),
-               slots.size(), gpus ? fmt::format("{} GPU(s)", slots.size()) : std::string("cpu"),
+               slots.size(), slots.devices().front() != "cpu" ? fmt::format("{} GPU(s)", slots.size()) : std::string("cpu"),
                comm ? fmt::format(" over {} ranks", comm->size()) : std::string(), run_dir);
   const int rc = session.run();
   slots.close();

@@ -6,7 +6,6 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include <deque>
 #include <list>
 #include <map>
 #include <stdexcept>

@@ -24,7 +24,6 @@
 #include "common/runfiles/results_jsonl.h"
 #include "common/runfiles/run_files.h"
 #include "common/signals.h"
-#include "learner/devices.h"
 #include "learner/run_driver.h"
 #include "mpi/job_messages.h"
 #include "mpi/launch.h"
