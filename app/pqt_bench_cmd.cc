@@ -124,6 +124,8 @@ void bench_one_machine(const NpeCli& c, const nlohmann::json& cfg, const fs::pat
                               {"lag_max", e2e.lag_max},
                               {"max_lag", t.max_lag},
                               {"train_lag_max", e2e.train_lag_max},
+                              {"dropped_stale", e2e.dropped_stale},
+                              {"late_records", e2e.late_records},
                               {"device", lr.device},
                               {"seconds", c.seconds}};
   if (c.json) {
@@ -177,11 +179,14 @@ int bench_across_ranks(const NpeCli& c, const NodeJob& job, const fs::path& dir)
                               {"one_rank_lag_p50", one.lag_p50},
                               {"one_rank_lag_max", one.lag_max},
                               {"one_rank_train_lag_max", one.train_lag_max},
+                              {"one_rank_late_records", one.late_records},
                               {"across_npe_per_s", across.steady_npe_per_s},
                               {"across_npe", across.npe},
                               {"across_lag_p50", across.lag_p50},
                               {"across_lag_max", across.lag_max},
                               {"across_train_lag_max", across.train_lag_max},
+                              {"across_late_records", across.late_records},
+                              {"across_dropped_stale", across.dropped_stale},
                               {"across_node_records", node_records},
                               {"ratio", ratio},
                               {"loss_percent", 100 * (1 - ratio)},

@@ -66,9 +66,11 @@ int run_train(const TrainCli& c) {
                 (r.found_solution ? r.code_solution : r.best_code).c_str());
   }
   std::printf(
-      "train: %.0f NPE/s over %.1f s, %.1f learner steps/s, lag p50 %llu max %llu, %u actor restarts; results in %s\n",
+      "train: %.0f NPE/s over %.1f s, %.1f learner steps/s, lag p50 %llu max %llu, %llu late, %u actor restarts; "
+      "results in %s\n",
       s.npe_per_s, s.seconds, s.learner_steps_per_s, static_cast<unsigned long long>(s.lag_p50),
-      static_cast<unsigned long long>(s.lag_max), s.actor_restarts, run_dir.c_str());
+      static_cast<unsigned long long>(s.lag_max), static_cast<unsigned long long>(s.late_records), s.actor_restarts,
+      run_dir.c_str());
   std::fflush(stdout);
   return s.interrupted ? kExitInterrupted : 0;
 }

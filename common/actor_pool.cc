@@ -25,7 +25,7 @@ ActorPool::ActorPool(ActorPoolOptions options)
       weights_(seg_.weights()),
       sup_(seg_, supervisor_options(o_, this)),
       drain_(o_.layout.num_actors),
-      lost_(o_.layout.num_actors, o_.records_per_unit) {
+      lost_(o_.layout.num_actors) {
   readers_.reserve(o_.layout.num_actors);
   for (std::uint32_t i = 0; i < o_.layout.num_actors; ++i) readers_.emplace_back(seg_.ring(i), o_.record_mask);
 }
@@ -62,11 +62,10 @@ void ActorPool::stop() {
   sup_.stop();
 }
 
-std::uint64_t ActorPool::lost_records() {
+void ActorPool::lost_units(std::vector<std::uint64_t>& out) {
   for (std::uint32_t i = 0; i < actors(); ++i)
     lost_.observe(i, sup_.restarts(i) + (sup_.failed(i) ? 1 : 0),
-                  seg_.slot(i).work_claimed.load(std::memory_order_relaxed), drain_.drained()[i]);
-  return lost_.records();
+                  seg_.slot(i).work_ticket.load(std::memory_order_relaxed), out);
 }
 
 void ActorPool::grant(std::uint64_t permits) noexcept { grant_work(seg_.control(), permits); }

@@ -16,9 +16,8 @@
 //   channel) and sets the phase to running. stop() sets the phase to draining and stops them.
 // * drain() is one RingDrain pass over the rings (common/ring_drain.h), with `extra` more
 //   sources; drained() counts the records taken per ring.
-// * lost_records() observes every slot's deaths against its claimed and delivered work
-//   (common/lost_work.h) and returns the records that dead actors owed. grant() sets the work
-//   gate's permits (common/work_gate.h).
+// * lost_units() observes every slot's deaths (common/lost_work.h) and gives the tickets of the
+//   units dead actors held. grant() sets the work gate's permits (common/work_gate.h).
 // * One thread uses an instance. Destruction stops any running actors and removes the segment.
 #pragma once
 
@@ -42,7 +41,6 @@ struct ActorPoolOptions {
   std::string run_id;                  // names the segment (RunSegment::create)
   RunLayoutOptions layout;             // actors, ring and weight capacities
   std::uint64_t record_mask = RingReader::kAllTypes;  // record types the rings accept
-  std::uint64_t records_per_unit = 1;  // records one unit of granted work yields (lost work)
   std::string executable;              // the actors' binary; empty = this process's own
   std::chrono::milliseconds heartbeat_timeout{60000};  // an actor silent this long is restarted
   /// The launch of slot `slot`; the pool fills in the segment name.
@@ -85,7 +83,8 @@ class ActorPool {
   }
   const std::vector<std::uint64_t>& drained() const noexcept { return drain_.drained(); }
 
-  std::uint64_t lost_records();
+  /// Appends the tickets of the units actors died holding since the last call.
+  void lost_units(std::vector<std::uint64_t>& out);
   void grant(std::uint64_t permits) noexcept;
 
   Supervisor& supervisor() noexcept { return sup_; }

@@ -59,7 +59,7 @@ bool ActorRuntime::wait_for_work() {
   constexpr auto kWaitSlice = std::chrono::milliseconds(100);  // per wait; retried until stopped
   for (;;) {
     const auto r = wait_until(
-        [&] { return try_claim_work(segment_.control(), *slot_) || shutdown_requested(); }, stop_flag(), kWaitSlice);
+        [&] { return try_claim_work(segment_.control(), *slot_, &ticket_) || shutdown_requested(); }, stop_flag(), kWaitSlice);
     heartbeat();
     if (should_stop()) return false;
     if (r == WaitResult::kReady) return true;

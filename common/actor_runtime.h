@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/run_segment.h"
+#include "common/work_gate.h"
 
 namespace ringrl {
 
@@ -45,8 +46,10 @@ class ActorRuntime {
 
   /// Claims one unit of work through the run's work gate (common/work_gate.h), waiting while
   /// every permit is taken, with the heartbeat going; false when stopped. Refresh the weights
-  /// after it returns: the permit was granted for them.
+  /// after it returns: the permit was granted for them. Tag the unit's records with unit().
   bool wait_for_work();
+  /// The tag of the unit claimed last (RingWriter::commit's `unit`).
+  std::uint16_t unit() const noexcept { return unit_tag(ticket_); }
 
   /// Adds to the slot's counters.
   void count(std::uint64_t records, std::uint64_t items) noexcept;
@@ -58,6 +61,7 @@ class ActorRuntime {
   RingWriter writer_;
   WeightReader weights_;
   std::uint64_t weights_version_ = 0;
+  std::uint64_t ticket_ = 0;  // of the unit claimed last
   std::uint64_t last_heartbeat_ns_ = 0;
 };
 

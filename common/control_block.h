@@ -57,11 +57,12 @@ struct alignas(64) ActorSlot {
   std::atomic<std::uint64_t> weights_version;  // actor: version it currently acts with
   std::atomic<std::uint64_t> ring_stalls;      // actor: times the ring was full (back-pressure)
   std::atomic<std::uint64_t> work_claimed;     // actor: units this slot claimed (every incarnation)
+  std::atomic<std::uint64_t> work_ticket;      // actor: 1 + the ticket of the unit it claimed last, 0 = none
 };
 
 static_assert(std::is_standard_layout_v<ControlBlock> && std::is_standard_layout_v<ActorSlot>);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::int32_t>::is_always_lock_free);
-static_assert(sizeof(ActorSlot) == 64 && sizeof(ControlBlock) == 64);
+static_assert(sizeof(ActorSlot) == 128 && sizeof(ControlBlock) == 64);
 
 inline double load_double(const std::atomic<std::uint64_t>& bits) noexcept {
   const std::uint64_t b = bits.load(std::memory_order_relaxed);  // a display value; guards nothing

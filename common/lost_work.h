@@ -1,15 +1,14 @@
-// Work that dead actors claimed and never delivered (common/work_gate.h): the records a run
-// must grant again, so that a unit an actor died holding does not stall the gate.
+// Work that dead actors claimed (common/work_gate.h): the tickets of the units a run's actors
+// held when they died, so that the learner skips them by ticket (learner/unit_order.h) rather
+// than wait for records that will never come.
 //
-// Per actor slot it keeps the counts of the slot's current incarnation at its start. When the
-// slot's deaths (restarts, plus one once it gave up) grow, the incarnation that ended owed
-// records_per_unit records for each unit it claimed, and delivered what was taken from its
-// ring since it started; the shortfall is lost. Over-counted when the ring still held records
-// of the dead actor that are taken later: a dead actor can widen the bound by a unit, never
-// stall the run.
+// Per actor slot it keeps the slot's work_ticket when its current incarnation started. When the
+// slot's deaths (restarts, plus one once it gave up) grow, and the incarnation that ended
+// claimed a unit, that unit (its last) is reported: an actor holds one unit at a time. The unit
+// may have been delivered whole before the actor died; whoever skips it checks that first.
 //
-// Used by the run driver for its own actors and by a node bridge for its node's
-// (mpi/node_bridge.h). One thread uses an instance.
+// Used by the actor pool (common/actor_pool.h) on the run driver's machine and on every node.
+// One thread uses an instance.
 #pragma once
 
 #include <cstdint>
@@ -19,29 +18,23 @@ namespace ringrl {
 
 class LostWork {
  public:
-  LostWork(std::uint32_t slots, std::uint64_t records_per_unit)
-      : per_unit_(records_per_unit < 1 ? 1 : records_per_unit), slots_(slots) {}
+  explicit LostWork(std::uint32_t slots) : slots_(slots) {}
 
-  /// Slot `slot` now: `deaths` so far, `claimed` units over every incarnation (the slot's
-  /// work_claimed), `delivered` records taken from its ring in all.
-  void observe(std::uint32_t slot, std::uint32_t deaths, std::uint64_t claimed, std::uint64_t delivered) {
+  /// Slot `slot` now: `deaths` so far and its work_ticket (1 + its last claimed ticket, 0 =
+  /// none). Appends the ticket of the unit the incarnation that ended held, if any, to `out`.
+  void observe(std::uint32_t slot, std::uint32_t deaths, std::uint64_t work_ticket, std::vector<std::uint64_t>& out) {
     Incarnation& inc = slots_[slot];
     if (deaths == inc.deaths) return;
-    const std::uint64_t owed = (claimed - inc.claimed) * per_unit_, got = delivered - inc.delivered;
-    lost_ += owed > got ? owed - got : 0;
-    inc = {deaths, claimed, delivered};
+    if (work_ticket != inc.work_ticket && work_ticket != 0) out.push_back(work_ticket - 1);
+    inc = {deaths, work_ticket};
   }
-  /// Records lost so far, over every slot.
-  std::uint64_t records() const noexcept { return lost_; }
 
  private:
   struct Incarnation {
-    std::uint32_t deaths = 0;                  // of the slot when the incarnation started
-    std::uint64_t claimed = 0, delivered = 0;  // the slot's counts when it started
+    std::uint32_t deaths = 0;       // of the slot when the incarnation started
+    std::uint64_t work_ticket = 0;  // the slot's work_ticket when it started
   };
-  std::uint64_t per_unit_;
   std::vector<Incarnation> slots_;
-  std::uint64_t lost_ = 0;
 };
 
 }  // namespace ringrl

@@ -38,7 +38,7 @@
 namespace ringrl {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x3130534d474e4952ULL;  // "RINGMS01"
-inline constexpr std::uint32_t kSegmentLayoutVersion = 2;  // 2: the work gate in the control block and slots
+inline constexpr std::uint32_t kSegmentLayoutVersion = 3;  // 2: the work gate in the control block and slots; 3: tickets
 inline constexpr std::size_t kMaxRunIdBytes = 48;
 
 /// First bytes of every segment. Fixed for a layout version.

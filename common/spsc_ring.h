@@ -54,7 +54,7 @@ inline constexpr std::uint16_t kMaxRecordType = 63;  // types index a 64-bit all
 struct RecordHeader {
   std::uint32_t length;   // payload bytes
   std::uint16_t type;     // record type; 0 = padding to the end of the buffer
-  std::uint16_t flags;    // reserved, 0
+  std::uint16_t unit;     // low 16 bits of the work-gate ticket it was made for (common/work_gate.h); 0 ungated
   std::uint64_t version;  // policy (weights) version the record was produced with
 };
 static_assert(std::is_trivially_copyable_v<RecordHeader> && std::is_standard_layout_v<RecordHeader>);
@@ -146,12 +146,13 @@ class RingWriter {
   }
 
   /// Producer: completes the open reservation as a record of `type` (1..kMaxRecordType) made
-  /// with weights `version`. Publishes head every `publish_every` commits.
-  void commit(std::uint16_t type, std::uint64_t version) noexcept {
+  /// with weights `version` for the unit of work tagged `unit` (common/work_gate.h's
+  /// unit_tag(); 0 for ungated work). Publishes head every `publish_every` commits.
+  void commit(std::uint16_t type, std::uint64_t version, std::uint16_t unit = 0) noexcept {
     assert(reservation_open_ && "commit() without a successful try_reserve()");
     assert(type != kPaddingRecordType && type <= kMaxRecordType && "commit() type must be 1..kMaxRecordType");
     reservation_open_ = false;
-    const RecordHeader h{reserved_length_, type, 0, version};
+    const RecordHeader h{reserved_length_, type, unit, version};
     std::memcpy(data_ + (head_ & mask_), &h, sizeof h);
     head_ += frame_bytes(reserved_length_);
     if (++unpublished_ >= publish_every_) flush();
@@ -199,6 +200,7 @@ struct RecordView {
   std::uint64_t version = 0;
   const std::byte* data = nullptr;
   std::uint32_t length = 0;
+  std::uint16_t unit = 0;  // RecordHeader::unit
 };
 
 enum class PeekStatus { kRecord, kEmpty, kCorrupt };
@@ -257,6 +259,7 @@ class RingReader {
       if (frame > to_end) return corrupt("record crosses the end of the buffer");
       if (frame > available) return corrupt("record extends past the published head");
       out.type = h.type;
+      out.unit = h.unit;
       out.version = h.version;
       out.length = h.length;
       out.data = data_ + offset + sizeof(RecordHeader);

@@ -143,6 +143,8 @@ learner::PqtTrainOptions train_options_from(const nlohmann::json& cfg) {
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
   t.max_seconds = get<double>(cfg, "max_seconds");
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");
+  // A run directory from before the key existed resumes with the default.
+  if (runfiles::has(cfg, "unit_timeout_s")) t.unit_timeout_s = get<double>(cfg, "unit_timeout_s");
   return t;
 }
 

@@ -13,16 +13,11 @@
 //   an error).
 // * Slots: a source's actor slots are [plan.first_slot, plan.first_slot + slots()), the
 //   sources' ranges end to end in the driver's order; poll() gives take() those numbers.
-// * Participants: the work gate's parties (a machine's actors; common/work_gate.h). The run's
-//   permits are dealt over all participants of all sources in rotation (work_share below): a
-//   source whose participants are numbered from `first` of `total` takes their shares.
-// * Versions: a record's version is one of the driver's weight channel (ActorPool::publish
-//   numbers every publication); a source that runs its own channels maps them back.
-// * poll() offers records in arrival order per slot until take() returns false; the record
-//   refused is offered again first. A malformed record or message throws CorruptData or
-//   std::runtime_error naming its actor.
-// * check() throws std::runtime_error naming what can no longer deliver: every actor used up
-//   its restarts, a node died or stopped answering. The driver then writes a checkpoint.
+// * Participants: the work gate's parties (a machine's actors; common/work_gate.h). The driver
+//   deals the run's units to them (learner/work_dealer.h) and grants each its own permits;
+//   each numbers its claims with its own (local) tickets.
+// * Tickets: poll() offers records with their local unit tags; lost_units() gives the local
+//   tickets of the units its actors died holding. The driver maps both to the run's tickets.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +37,6 @@ struct SourcePlan {
   std::size_t blob_bytes = 0;       // weight blob
   std::uint64_t record_mask = 0;    // record_type_bit() of every type the actors push
   std::uint32_t max_record_bytes = 0;
-  std::uint64_t records_per_unit = 1;  // records in one unit of work (the work gate)
   std::uint32_t actors_per_node = 0;   // actors each other node runs (0: as many as the driver's own)
   /// The control-block counter the budget lives in ("npe" or "env_steps"): budget() stores the
   /// run's budget used there (actors pace themselves on it).
@@ -61,16 +55,11 @@ struct SourceStats {
   std::uint32_t restarts = 0;
 };
 
-/// Of `permits` units of work (numbered 0, 1, ...), the ones that fall to participant `i` of
-/// `n` in rotation (unit u to participant u % n): every participant's own gate, so that all of
-/// them together never claim more than the run's permits, and the lag bound holds over the job.
-/// kUnlimitedWork stays unlimited.
-constexpr std::uint64_t work_share(std::uint64_t permits, std::uint64_t i, std::uint64_t n) noexcept {
-  if (permits == ~std::uint64_t{0} || n <= 1) return permits;
-  return permits > i ? (permits - i + n - 1) / n : 0;
-}
-static_assert(work_share(4, 0, 2) == 2 && work_share(4, 1, 2) == 2 && work_share(3, 1, 2) == 1);
-static_assert(work_share(1, 0, 3) == 1 && work_share(1, 1, 3) == 0 && work_share(0, 0, 3) == 0);
+/// A unit an actor died holding: its participant (numbered within its source) and local ticket.
+struct LostUnit {
+  std::uint32_t participant = 0;
+  std::uint64_t ticket = 0;
+};
 
 class ActorSource {
  public:
@@ -88,14 +77,13 @@ class ActorSource {
   virtual void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) = 0;
   /// The run's budget used so far, for the actors' control blocks.
   virtual void budget(std::uint64_t used) = 0;
-  /// The run's permits in total; this source's participants are [first, first + participants())
-  /// of `total` (see the contract).
-  virtual void grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) = 0;
+  /// Each participant's permits: participant k's are `permits[k]` (local tickets below them).
+  virtual void grant(const std::uint64_t* permits) = 0;
   /// Supervises; throws std::runtime_error naming what can no longer deliver.
   virtual void check() = 0;
-  /// Records that its actors claimed work for and will never deliver (they died holding it),
-  /// over the run: the driver grants their units again.
-  virtual std::uint64_t lost_records() = 0;
+  /// Appends the units its actors died holding since the last call: the driver skips them
+  /// (learner/unit_order.h).
+  virtual void lost_units(std::vector<LostUnit>& out) = 0;
   /// One entry per participant.
   virtual std::vector<SourceStats> stats() const = 0;
   /// Stops the actors; waits (bounded) for them.

@@ -54,9 +54,10 @@ class ActorPlan {
 
   // --- the work gate (common/work_gate.h): a bound on what actors sample ahead of the learner
   /// Units of actor work (a unit: records_per_unit() records, e.g. one sampled batch) that
-  /// actors may have claimed beyond the records it retired; 0 (the default) = no gate. The
-  /// driver grants ceil((records_retired() + records it discarded + records lost with dead
-  /// actors) / records_per_unit()) + units_ahead() permits, after each publication.
+  /// actors may have claimed beyond the units it retired; 0 (the default) = no gate. The driver
+  /// feeds gated units in ticket order and grants the units retired (their records all left
+  /// the algorithm, or the driver discarded or skipped them) + units_ahead() permits, after
+  /// each publication (learner/unit_order.h).
   virtual std::uint64_t units_ahead() const { return 0; }
   /// Records in one unit of actor work (>= 1).
   virtual std::uint64_t records_per_unit() const { return 1; }

@@ -18,8 +18,10 @@ void LocalActors::budget(std::uint64_t used) {
   if (budget_ != nullptr) budget_->store(used, std::memory_order_relaxed);
 }
 
-void LocalActors::grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) {
-  pool_.grant(work_share(permits, first, total));
+void LocalActors::lost_units(std::vector<LostUnit>& out) {
+  lost_.clear();
+  pool_.lost_units(lost_);
+  for (const std::uint64_t t : lost_) out.push_back({0, t});
 }
 
 void LocalActors::check() {

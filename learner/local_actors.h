@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "common/actor_pool.h"
 #include "learner/actor_source.h"
@@ -27,9 +28,9 @@ class LocalActors final : public ActorSource {
   std::uint64_t poll(const Take& take) override { return pool_.drain(take); }
   void publish(const std::byte* /*blob*/, std::size_t /*bytes*/, std::uint64_t /*channel_version*/) override {}
   void budget(std::uint64_t used) override;
-  void grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) override;
+  void grant(const std::uint64_t* permits) override { pool_.grant(permits[0]); }
   void check() override;
-  std::uint64_t lost_records() override { return pool_.lost_records(); }
+  void lost_units(std::vector<LostUnit>& out) override;
   std::vector<SourceStats> stats() const override;
   void stop() override { pool_.stop(); }
 
@@ -37,6 +38,7 @@ class LocalActors final : public ActorSource {
   ActorPool& pool_;
   std::atomic<std::uint64_t>* budget_ = nullptr;  // set by start()
   std::uint32_t running_ = 0;                      // at the last check()
+  std::vector<std::uint64_t> lost_;                // scratch
 };
 
 }  // namespace ringrl::learner

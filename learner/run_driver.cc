@@ -27,6 +27,8 @@
 #include "common/supervisor.h"
 #include "common/work_gate.h"
 #include "learner/local_actors.h"
+#include "learner/unit_order.h"
+#include "learner/work_dealer.h"
 #include "common/process_modes.h"
 
 namespace ringrl::learner {
@@ -189,9 +191,7 @@ class RunDirectory {
 // an algorithm that takes only so many records hears every source in turn.
 class SourceList {
  public:
-  SourceList(std::vector<ActorSource*> sources, SourcePlan plan) : sources_(std::move(sources)), plan_(std::move(plan)) {
-    for (const ActorSource* s : sources_) participants_ += s->participants();
-  }
+  SourceList(std::vector<ActorSource*> sources, SourcePlan plan) : sources_(std::move(sources)), plan_(std::move(plan)) {}
 
   std::uint64_t poll(const ActorSource::Take& take) {
     const std::size_t n = sources_.size(), first = next_++ % n;
@@ -212,20 +212,37 @@ class SourceList {
   void budget(std::uint64_t used) {
     for (ActorSource* s : sources_) s->budget(used);
   }
-  void grant(std::uint64_t permits) {
+  /// Participant k's permits are `permits[k]` (numbered over every source, in order).
+  void grant(const std::vector<std::uint64_t>& permits) {
     std::uint32_t first = 0;
     for (ActorSource* s : sources_) {
-      s->grant(permits, first, participants_);
+      s->grant(permits.data() + first);
       first += s->participants();
     }
   }
   void check() {
     for (ActorSource* s : sources_) s->check();
   }
-  std::uint64_t lost_records() {
-    std::uint64_t lost = 0;
-    for (ActorSource* s : sources_) lost += s->lost_records();
-    return lost;
+  /// Units dead actors held, their participants numbered over every source.
+  void lost_units(std::vector<LostUnit>& out) {
+    std::uint32_t first = 0;
+    for (ActorSource* s : sources_) {
+      const std::size_t from = out.size();
+      s->lost_units(out);
+      for (std::size_t k = from; k < out.size(); ++k) out[k].participant += first;
+      first += s->participants();
+    }
+  }
+  /// The participant (0-based over every source) whose actors hold slot `slot`.
+  std::uint32_t participant_of(std::uint32_t slot) const {
+    std::uint32_t first_slot = 0, first = 0;
+    for (const ActorSource* s : sources_) {
+      const std::uint32_t n = s->slots(), p = s->participants();
+      if (slot < first_slot + n) return first + (slot - first_slot) / std::max<std::uint32_t>(1, n / p);
+      first_slot += n;
+      first += p;
+    }
+    return first - 1;
   }
   /// Stops the sources, the last first: the other nodes hear of the stop before this machine's
   /// actors are stopped (which may take seconds).
@@ -242,7 +259,6 @@ class SourceList {
  private:
   std::vector<ActorSource*> sources_;
   SourcePlan plan_;
-  std::uint32_t participants_ = 0;
   std::size_t next_ = 0;
   bool started_ = false;
 };
@@ -349,6 +365,7 @@ void RunSettings::validate() const {
   if (repetitions < 1) throw UsageError(fmt::format("repetitions {}: expected at least 1", repetitions));
   if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
   if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
+  if (!(unit_timeout_s > 0)) throw UsageError(fmt::format("unit_timeout_s {}: expected > 0", unit_timeout_s));
   if (only_repetition >= static_cast<std::int64_t>(repetitions))
     throw UsageError(fmt::format("only repetition {}: expected below repetitions {}", only_repetition, repetitions));
 }
@@ -397,7 +414,6 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   po_actors.run_id = o.run_id.empty() ? fmt::format("train-{}", getpid()) : o.run_id;
   po_actors.layout = lo;
   po_actors.record_mask = algo.record_mask();
-  po_actors.records_per_unit = per_unit;
   po_actors.executable = o.executable;
   // The launch of actor slot `slot` (remote slots too: a node replaces segment and config).
   po_actors.launch = [&](std::uint32_t slot) {
@@ -416,27 +432,56 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   plan.blob_bytes = lo.weight_capacity;
   plan.record_mask = algo.record_mask();
   plan.max_record_bytes = max_record_bytes_for(lo.ring_capacity);
-  plan.records_per_unit = per_unit;
   plan.actors_per_node = per_node;
   plan.budget_counter = budget_key;
   plan.launch = [&](std::uint32_t slot) { return pool.launch(slot); };
   SourceList sources(o.remote ? std::vector<ActorSource*>{&local, o.remote} : std::vector<ActorSource*>{&local}, plan);
 
-  // The work gate. Records leave the count of claimed units when the algorithm retires them,
-  // when the driver discards them (made with an earlier repetition's weights), or when the
-  // actor that claimed them died before pushing them (common/lost_work.h).
+  // The work gate: the units the algorithm retired (units pass to it in ticket order,
+  // learner/unit_order.h; records made with an earlier repetition's weights, which the driver
+  // discards, retire as they pass; a unit a dead actor held, or one stalled past the unit
+  // timeout, is skipped), plus the units the algorithm lets the actors sample ahead, dealt to
+  // the participants that have room (learner/work_dealer.h). Tickets count from 0 in every invocation (each
+  // participant's claim counter starts with its segment).
+  UnitOrder order(per_unit);
+  // Each actor may hold two units: the one it works on and the one waiting in its ring.
+  std::vector<std::uint32_t> room(participants, 2 * per_node);
+  room[0] = 2 * o.actors;
+  WorkDealer dealer(room, per_unit);
+  const std::uint64_t retired_before = algo.records_retired();
   std::uint64_t discarded = 0;
-  std::uint64_t granted = 0;
+  std::vector<std::uint64_t> granted(participants, 0), permits(participants, 0);
+  std::vector<LostUnit> lost;
   auto update_gate = [&] {
     const std::uint64_t ahead = algo.units_ahead();
-    const std::uint64_t lost = sources.lost_records();
-    const std::uint64_t permits =
-        ahead == 0 ? kUnlimitedWork : (algo.records_retired() + discarded + lost + per_unit - 1) / per_unit + ahead;
+    if (ahead >= kMaxUnitsInFlight)
+      throw UsageError(fmt::format("the work gate lets actors sample {} units ahead: expected fewer than {} (a smaller "
+                                   "max_lag or batches_per_update)",
+                                   ahead, kMaxUnitsInFlight));
+    if (ahead == 0) {
+      permits.assign(participants, kUnlimitedWork);
+    } else {
+      lost.clear();
+      sources.lost_units(lost);
+      for (const LostUnit& u : lost)
+        if (const auto t = dealer.ticket_of_local(u.participant, u.ticket)) {
+          order.lost(*t);
+          dealer.release(*t);
+        }
+      dealer.forget_below(order.next());
+      // Records retired, discarded or never to come, in whole units: a unit half fed before its
+      // actor died completes with the next one's records.
+      const std::uint64_t passed = algo.records_retired() - retired_before + discarded + order.missing();
+      dealer.deal((passed + per_unit - 1) / per_unit + ahead);
+      for (std::uint32_t p = 0; p < participants; ++p) permits[p] = dealer.local_permits(p);
+    }
     if (permits != granted) {
       granted = permits;  // after the publication they allow
       sources.grant(permits);
     }
   };
+  std::vector<std::uint64_t> late_by_participant(participants, 0);  // records of skipped units, per participant
+  bool gated_run = false;
 
   if (participants > 1) {  // the nodes of the run, beside its metrics
     nlohmann::json nodes = {{"actors_per_node", per_node}, {"nodes", participants}};
@@ -465,6 +510,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     sources.publish(blob.data(), blob.size(), pool.publish(blob.data(), blob.size(), algo.version()));
   };
 
+  const auto unit_timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.unit_timeout_s));
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
     if (!dir.to_run(rep)) continue;
     algo.begin_repetition(rep);
@@ -487,10 +533,10 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       dir.write_checkpoint(rep, algo, rep_seconds());
       last_checkpoint = Clock::now();
     };
-    // Takes one record of actor `slot`, made with channel version `rec.version`: maps the
-    // version, keeps the lag, or discards an earlier repetition's. Returns false (the record
-    // stays where it is) while the algorithm wants no more.
-    auto take = [&](std::uint32_t slot, const RecordView& rec) {
+    // Feeds one record of actor `slot`, made with channel version `rec.version`, to the
+    // algorithm: maps the version, keeps the lag, or discards an earlier repetition's. Returns
+    // false (the record stays where it is) while the algorithm wants no more.
+    auto feed = [&](std::uint32_t slot, const RecordView& rec) {
       if (!algo.wants_records()) return false;
       const std::optional<std::uint64_t> stamp = pool.stamp_of(rec.version);
       if (!stamp) {
@@ -508,6 +554,24 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       reporter.lag(lag);
       return true;
     };
+    // Takes one record from a source: gated work goes through the unit order.
+    const bool gated = algo.units_ahead() > 0;
+    gated_run = gated;
+    auto take = [&](std::uint32_t slot, const RecordView& rec) {
+      if (!gated) return feed(slot, rec);
+      const std::uint32_t p = sources.participant_of(slot);
+      const std::optional<std::uint64_t> ticket = dealer.ticket(p, rec.unit);
+      if (!ticket) {  // a unit passed and forgotten
+        order.count_late();
+        ++late_by_participant[p];
+        return true;
+      }
+      const std::uint64_t late = order.late();
+      if (!order.offer(slot, *ticket, rec, feed)) return false;
+      if (order.late() != late) ++late_by_participant[p];
+      dealer.arrived(*ticket);
+      return true;
+    };
 
     // A source that can no longer deliver, or delivers garbage, ends the run with a
     // checkpoint: the learner's state is whole (a record is validated before it changes it).
@@ -523,7 +587,16 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
 
     Backoff idle;
     while (!stop_rep && !shutdown_requested()) {
-      const std::uint64_t got = or_checkpoint([&] { return sources.poll(take); });
+      const std::uint64_t got =
+          or_checkpoint([&] { return sources.poll(take) + (gated ? order.release(feed) : 0); });
+      if (gated) {
+        if (algo.wants_records() && order.skip_stalled(Clock::now(), unit_timeout)) {
+          dealer.release(order.next() - 1);
+          spdlog::warn("train: unit {} did not arrive within {:g} s while later units waited; skipped (its records "
+                       "are discarded if they come)",
+                       order.next() - 1, o.unit_timeout_s);
+        }
+      }
       if (algo.solved() && o.stop_on_success) stop_rep = true;
       if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
@@ -581,11 +654,15 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   summary.actor_restarts = pool.supervisor().total_restarts();
   if (participants > 1) {
     std::string line = "train: records taken:";
-    for (const SourceStats& n : taken) line += fmt::format(" {} from {} ({} restart(s)),", n.records, n.name, n.restarts);
+    for (std::size_t k = 0; k < taken.size(); ++k)
+      line += fmt::format(" {} from {} ({} restart(s){}),", taken[k].records, taken[k].name, taken[k].restarts,
+                          gated_run ? fmt::format(", {} late", late_by_participant[k]) : std::string());
     line.pop_back();
     spdlog::info("{}", line);
   }
   std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);
+  summary.late_records = order.late();
+  summary.skipped_units = order.skipped();
   return summary;
 }
 

@@ -56,6 +56,9 @@ struct RunSettings {
   bool stop_on_success = true;
   double checkpoint_every_s = 30;  // <= 0: only on interruption and at the end of a repetition
   double metrics_every_s = 1;
+  /// Gated work (learner/unit_order.h): a unit that does not arrive this long while later ones
+  /// wait is skipped, and its permit granted again.
+  double unit_timeout_s = 60;
   std::string config_path;  // resolved config handed to each actor (--config)
   std::string executable;   // actor binary; empty = this process's binary
   bool resume = false;
@@ -95,6 +98,8 @@ struct DriverSummary {
   std::uint64_t updates = 0;            // learner steps in this invocation
   double updates_per_s = 0;
   std::uint64_t lag_p50 = 0, lag_max = 0;  // over every record taken
+  std::uint64_t late_records = 0;   // gated work: records of units skipped (learner/unit_order.h)
+  std::uint64_t skipped_units = 0;  // gated work: units skipped (a dead actor held them, or they stalled)
   std::uint32_t actor_restarts = 0;
   bool interrupted = false;   // SIGINT/SIGTERM: checkpoint written, run paused
   bool already_done = false;  // --resume of a run whose repetitions are all done

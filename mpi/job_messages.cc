@@ -154,7 +154,6 @@ std::string encode(const BridgePlan& m) {
   o.w.put(m.ring_capacity);
   o.w.put(m.blob_bytes);
   o.w.put(m.record_mask);
-  o.w.put(m.records_per_unit);
   o.w.put_string(m.budget_counter);
   o.w.put_string(m.config);
   o.w.put<std::uint64_t>(m.launches.size());
@@ -188,7 +187,8 @@ std::string encode(const BridgeStatus& m) {
   o.w.put<std::uint8_t>(m.failed ? 1 : 0);
   o.w.put<std::uint8_t>(m.final ? 1 : 0);
   o.w.put(m.signal);
-  o.w.put(m.lost);
+  o.w.put<std::uint64_t>(m.lost_units.size());
+  for (const std::uint64_t t : m.lost_units) o.w.put(t);
   o.w.put_string(m.error);
   return std::move(o.bytes);
 }
@@ -350,7 +350,6 @@ BridgeControl decode_control(std::string_view bytes, const std::string& from) {
       p.ring_capacity = in.r.get<std::uint64_t>();
       p.blob_bytes = in.r.get<std::uint64_t>();
       p.record_mask = in.r.get<std::uint64_t>();
-      p.records_per_unit = in.r.get<std::uint64_t>();
       p.budget_counter = in.text();
       p.config = in.r.get_string(kMaxMessageBytes);
       p.launches.resize(in.count());
@@ -389,7 +388,8 @@ BridgeStatus decode_status(std::string_view bytes, const std::string& from) {
   m.failed = failed == 1;
   m.final = final == 1;
   m.signal = in.r.get<std::int32_t>();
-  m.lost = in.r.get<std::uint64_t>();
+  m.lost_units.resize(in.count());
+  for (std::uint64_t& t : m.lost_units) t = in.r.get<std::uint64_t>();
   m.error = in.text();
   in.r.expect_end();
   return m;

@@ -34,7 +34,7 @@
 namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kJobMagic = 0x424f4a52;  // "RJOB"
-inline constexpr std::uint16_t kJobProtocolVersion = 3;  // 2: the node bridge's messages joined; 3: a failed bridge's error, a rank's own error in its hello
+inline constexpr std::uint16_t kJobProtocolVersion = 4;  // 2: the node bridge's messages joined; 3: a failed bridge's error, a rank's own error in its hello; 4: lost units by ticket
 inline constexpr std::uint64_t kMaxTextChars = 1 << 16;      // one argument, name, host, error
 inline constexpr std::uint64_t kMaxListItems = 1 << 12;      // arguments, slots, files
 inline constexpr std::uint64_t kMaxFileNameChars = 255;      // a file name (no directories)
@@ -83,7 +83,7 @@ enum class BridgeControlKind : std::uint16_t { kPlan = 7, kWeights = 8, kPermits
 /// What a node runs: its segment's shape, its actors' launches and the run's resolved config.
 struct BridgePlan {
   std::uint32_t actors = 0;
-  std::uint64_t ring_capacity = 0, blob_bytes = 0, record_mask = 0, records_per_unit = 1;
+  std::uint64_t ring_capacity = 0, blob_bytes = 0, record_mask = 0;
   std::string budget_counter;                      // "npe" or "env_steps": the control-block counter
   std::string config;                              // the run's resolved config.json, as text
   std::vector<std::vector<std::string>> launches;  // per actor: ActorLaunch::to_args() (common/actor_launch.h)
@@ -104,7 +104,9 @@ struct BridgeStatus {
   bool failed = false;   // every actor of the node is down for good
   bool final = false;    // the bridge's last word
   std::int32_t signal = 0;  // on the final status: the signal that stopped the bridge, or 0
-  std::uint64_t lost = 0;   // records the node's dead actors claimed and never delivered, in total
+  /// Node-local tickets of the units its actors died holding (common/lost_work.h), since its
+  /// previous status.
+  std::vector<std::uint64_t> lost_units;
   std::string error;        // on the final status: why the bridge failed ("" when it did not)
 };
 

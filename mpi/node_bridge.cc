@@ -91,7 +91,6 @@ void MpiRemoteActors::start(const learner::SourcePlan& plan) {
     p.ring_capacity = plan.ring_capacity;
     p.blob_bytes = plan.blob_bytes;
     p.record_mask = plan.record_mask;
-    p.records_per_unit = plan.records_per_unit;
     p.actors = per_node_;
     p.budget_counter = plan.budget_counter;
     std::string config_path;
@@ -145,10 +144,8 @@ void MpiRemoteActors::budget(std::uint64_t used) {
   budget_sent_at_ = sent_at_ = now;
 }
 
-void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) {
-  permits_ = permits;
-  first_participant_ = first;
-  participants_total_ = total;
+void MpiRemoteActors::grant(const std::uint64_t* permits) {
+  permits_.assign(permits, permits + nodes_.size());
   if (!started_) return;
   fanout_->grant([this](std::size_t k) { return share(k); });  // a node behind gets them with its weights
   sent_at_ = Clock::now();
@@ -157,13 +154,13 @@ void MpiRemoteActors::grant(std::uint64_t permits, std::uint32_t first, std::uin
 void MpiRemoteActors::receive_status() {
   while (auto m = comm_.try_receive(mpi::kBridgeStatus)) {
     const mpi::BridgeStatus s = mpi::decode_status(m->bytes, fmt::format("rank {}", m->source));
-    for (auto& n : nodes_)
-      if (n.rank == m->source) {
+    for (std::size_t k = 0; k < nodes_.size(); ++k)
+      if (Node& n = nodes_[k]; n.rank == m->source) {
         n.heard = Clock::now();
         n.running = s.running;
         n.restarts = s.restarts;
         n.failed = s.failed;
-        n.lost = s.lost;
+        for (const std::uint64_t t : s.lost_units) lost_.push_back({static_cast<std::uint32_t>(k), t});
         n.final = s.final;
         n.signal = s.signal;
         n.error = s.error;
@@ -201,10 +198,9 @@ void MpiRemoteActors::check() {
   }
 }
 
-std::uint64_t MpiRemoteActors::lost_records() {
-  std::uint64_t lost = 0;
-  for (const auto& n : nodes_) lost += n.lost;
-  return lost;
+void MpiRemoteActors::lost_units(std::vector<learner::LostUnit>& out) {
+  out.insert(out.end(), lost_.begin(), lost_.end());
+  lost_.clear();
 }
 
 std::vector<learner::SourceStats> MpiRemoteActors::stats() const {
@@ -289,7 +285,6 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   po.run_id = fmt::format("node{}-{:016x}", comm.rank(), mpi::fingerprint({fs::absolute(setup.node_dir).string()}));
   po.layout = lo;
   po.record_mask = plan.record_mask;
-  po.records_per_unit = std::max<std::uint64_t>(1, plan.records_per_unit);
   po.launch = [&](std::uint32_t slot) {
     ActorLaunch launch = launches.at(slot);
     launch.config_path = config.string();
@@ -305,12 +300,14 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   // Each publish here is stamped with rank 0's channel version; a record carries that stamp
   // (0 for one made before the first: rank 0 discards it as made with an earlier floor).
   bool stop = false;
-  std::uint64_t lost_seen = 0;
+  std::vector<std::uint64_t> lost;  // units dead actors held, not yet told
   auto last_status = Clock::now();
   auto send_status = [&](bool final, const std::string& error = {}) {
     mpi::BridgeStatus s;
     s.running = pool.started() ? pool.poll() : 0;
-    s.lost = pool.lost_records();  // work claimed by actors that died and never delivered
+    const std::size_t told = std::min<std::size_t>(lost.size(), mpi::kMaxListItems);
+    s.lost_units.assign(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(told));
+    lost.erase(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(told));
     s.restarts = pool.supervisor().total_restarts();
     s.failed = pool.started() && s.running == 0 && pool.supervisor().all_failed();
     s.final = final;
@@ -369,10 +366,9 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
         send_status(false);
         break;
       }
-      if (pool.started()) {  // a dead actor's unfinished work is granted again at once
-        const std::uint64_t before = lost_seen;
-        lost_seen = pool.lost_records();
-        if (lost_seen != before) send_status(false);
+      if (pool.started()) {  // a dead actor's unit is skipped at once
+        pool.lost_units(lost);
+        if (!lost.empty()) send_status(false);
       }
       if (Clock::now() - last_status >= kStatusEvery) send_status(false);
       if (got == 0) std::this_thread::sleep_for(kIdle);

@@ -29,9 +29,12 @@
 //   node -> 0  kBridgeStatus   actors running, restarts, failed, final (with the signal that
 //                        stopped the bridge: rank 0 then stops the run as interrupted)
 //
-// The work gate holds over the job: unit u of the run's permits falls to participant u % (N)
-// (rank 0's actors first, then each node; learner::work_share), so all of them together never
-// claim more than the run's permits and the lag bound (max_lag) is the one-machine bound.
+// The work gate holds over the job: rank 0's driver deals the run's units to the participants
+// that have room (rank 0's actors, each node; learner/work_dealer.h) and sends each node its
+// own permits. A node forwards its records with their node-local unit tags and tells the
+// node-local tickets of units its dead actors held; rank 0 maps both to the run's tickets and
+// trains the units in ticket order (learner/unit_order.h), so the lag bound (max_lag) is the
+// one-machine bound.
 //
 // Contract:
 // * Both sides start with the job protocol's hello (mpi/job_messages.h): a node of another
@@ -77,9 +80,9 @@ class MpiRemoteActors final : public learner::ActorSource {
   std::uint64_t poll(const Take& take) override;
   void publish(const std::byte* blob, std::size_t bytes, std::uint64_t channel_version) override;
   void budget(std::uint64_t used) override;
-  void grant(std::uint64_t permits, std::uint32_t first, std::uint32_t total) override;
+  void grant(const std::uint64_t* permits) override;
   void check() override;
-  std::uint64_t lost_records() override;
+  void lost_units(std::vector<learner::LostUnit>& out) override;
   std::vector<learner::SourceStats> stats() const override;
   void stop() override;
 
@@ -89,17 +92,14 @@ class MpiRemoteActors final : public learner::ActorSource {
     std::string host;
     std::chrono::steady_clock::time_point heard{};
     std::uint32_t running = 0, restarts = 0;
-    std::uint64_t lost = 0;  // records its dead actors claimed and never delivered
     bool failed = false, final = false;
     std::uint16_t signal = 0;  // the signal that stopped its bridge (on its final status)
     bool silent = false;       // said nothing for the silence bound
     std::string error;         // on its final status: why its bridge failed
   };
   void receive_status();
-  /// Node k's (0-based) share of the permits.
-  std::uint64_t share(std::size_t k) const {
-    return learner::work_share(permits_, first_participant_ + k, participants_total_);
-  }
+  /// Node k's (0-based) permits.
+  std::uint64_t share(std::size_t k) const { return k < permits_.size() ? permits_[k] : 0; }
 
   mpi::Comm& comm_;
   std::vector<Node> nodes_;
@@ -110,8 +110,8 @@ class MpiRemoteActors final : public learner::ActorSource {
   std::uint64_t budget_ = 0, budget_sent_ = 0;  // the run's budget; what the nodes last heard
   std::chrono::steady_clock::time_point budget_sent_at_{};
   std::chrono::steady_clock::time_point sent_at_{};  // of the last control message to the nodes
-  std::uint64_t permits_ = 0;
-  std::uint32_t first_participant_ = 1, participants_total_ = 1;  // of the run's work gate (grant())
+  std::vector<std::uint64_t> permits_;   // each node's (grant())
+  std::vector<learner::LostUnit> lost_;  // units the nodes' dead actors held, not yet given
   bool started_ = false, stopped_ = false;
 };
 

@@ -44,7 +44,7 @@ void decode_record_batch(const std::byte* data, std::size_t size, const BatchLim
       bad(fmt::format("{} payload bytes, at most {}", f.length, limits.max_record_bytes));
     const std::uint64_t frame = batch_frame_bytes(f.length);
     if (frame > size - at) bad(fmt::format("{} bytes pass the end of the message", frame));
-    out.push_back({f.slot, RecordView{f.type, f.version, data + at + sizeof(RecordFrame), f.length}});
+    out.push_back({f.slot, RecordView{f.type, f.version, data + at + sizeof(RecordFrame), f.length, f.unit}});
     at += frame;
   }
   if (at != size) fail(fmt::format("{} bytes after its last record", size - at));
@@ -67,7 +67,7 @@ void RecordBatchWriter::begin(std::uint64_t sequence) {
 bool RecordBatchWriter::append(std::uint32_t slot, const RecordView& record) {
   const std::uint64_t frame = batch_frame_bytes(record.length);
   if (frame > capacity_ - bytes_.size()) return false;
-  RecordFrame f{slot, record.length, record.type, 0, 0, record.version, 0};
+  RecordFrame f{slot, record.length, record.type, record.unit, 0, record.version, 0};
   const std::size_t at = bytes_.size();
   bytes_.resize(at + frame, '\0');  // the padding stays zero
   std::memcpy(bytes_.data() + at, &f, sizeof f);

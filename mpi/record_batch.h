@@ -32,7 +32,7 @@
 namespace ringrl::mpi {
 
 inline constexpr std::uint32_t kBatchMagic = 0x54414252;  // "RBAT"
-inline constexpr std::uint16_t kBatchLayoutVersion = 1;
+inline constexpr std::uint16_t kBatchLayoutVersion = 2;  // 2: frames carry the record's unit tag
 inline constexpr std::uint32_t kBatchAlign = 16;  // frames and payloads start 16-byte aligned, as in a ring
 
 struct BatchHeader {
@@ -51,7 +51,7 @@ struct RecordFrame {
   std::uint32_t slot;     // the node-local actor slot
   std::uint32_t length;   // payload bytes
   std::uint16_t type;     // record type (never padding)
-  std::uint16_t flags;    // reserved, 0
+  std::uint16_t unit;     // the ring frame's unit tag (common/spsc_ring.h)
   std::uint32_t reserved;
   std::uint64_t version;  // weights version the record was made with (the learner's channel)
   std::uint64_t reserved2;

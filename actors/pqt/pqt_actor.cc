@@ -97,7 +97,7 @@ int run_pqt_actor(const PqtActorOptions& o) {
       }
       encode_program_episode(dst, h, batch.row(i),
                              batch.log_probs.data() + static_cast<std::size_t>(i) * batch.max_len);
-      rt.ring().commit(kRecordProgramEpisode, version);
+      rt.ring().commit(kRecordProgramEpisode, version, rt.unit());
     });
     rt.ring().flush();
     rt.count(static_cast<std::uint64_t>(o.batch_size), static_cast<std::uint64_t>(o.batch_size));

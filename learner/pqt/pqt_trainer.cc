@@ -15,6 +15,7 @@
 #include "common/run_segment.h"
 #include "common/runfiles/results_jsonl.h"
 #include "common/seeds.h"
+#include "common/work_gate.h"
 #include "envs/bf/scorer.h"
 #include "learner/run_driver.h"
 #include "learner/threads.h"
@@ -405,6 +406,17 @@ void PqtTrainOptions::validate() const {
                                  "actor ring holds {} steps' batches, at most {} bytes)",
                                  learner.batches_per_update, max_k, learner.batch_size, learner.max_len,
                                  kLearnerPaceRingBatches, kMaxRingCapacity));
+  // The units in flight stay below the work gate's window (common/work_gate.h): a step takes at
+  // most two units per batch (the first step with experience replay).
+  const std::uint64_t units_per_lag = 2 * static_cast<std::uint64_t>(learner.batches_per_update);
+  const std::uint64_t most_lags = (kMaxUnitsInFlight - 1) / units_per_lag;  // max_lag + 1 may be this at most
+  if (pace == Pace::kLearner && most_lags == 0)
+    throw UsageError(fmt::format("batches_per_update {}: expected at most {} (the units in flight stay below {})",
+                                 learner.batches_per_update, (kMaxUnitsInFlight - 1) / 2, kMaxUnitsInFlight));
+  if (pace == Pace::kLearner && std::uint64_t{max_lag} + 1 > most_lags)
+    throw UsageError(fmt::format("max_lag {}: expected at most {} with batches_per_update {} (the units in flight "
+                                 "stay below {})",
+                                 max_lag, most_lags - 1, learner.batches_per_update, kMaxUnitsInFlight));
 }
 
 TrainSummary run_pqt_training(const PqtTrainOptions& o) {
@@ -446,6 +458,7 @@ TrainSummary run_pqt_training(const PqtTrainOptions& o) {
   s.lag_p50 = ds.lag_p50;
   s.lag_max = ds.lag_max;
   s.dropped_stale = algo.dropped_stale_total();
+  s.late_records = ds.late_records;
   s.train_lag_max = algo.train_lag_max_total();
   s.actor_restarts = ds.actor_restarts;
   s.interrupted = ds.interrupted;

@@ -109,6 +109,7 @@ struct TrainSummary {
   std::uint64_t lag_p50 = 0, lag_max = 0;  // over every drained episode, at drain time
   std::uint64_t train_lag_max = 0;         // over every episode a step trained on, at that step
   std::uint64_t dropped_stale = 0;         // lag > max_lag, not used for PG
+  std::uint64_t late_records = 0;          // of a unit skipped (learner/unit_order.h), never trained on
   std::uint32_t actor_restarts = 0;
   bool interrupted = false;   // SIGINT/SIGTERM: checkpoint written, run paused
   bool already_done = false;  // --resume of a run whose repetitions are all done

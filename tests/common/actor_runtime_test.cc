@@ -205,11 +205,18 @@ TEST_F(ActorRuntimeTest, AFreshSegmentIsUngatedAndPermitsBoundTheClaims) {
   ControlBlock& c = seg_.control();
   EXPECT_EQ(c.work_permits.load(), kUnlimitedWork) << "actors of an ungated run never wait";
   ActorRuntime rt(seg_.name(), 1, false);
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(rt.wait_for_work());
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(rt.wait_for_work());
+    EXPECT_EQ(rt.unit(), unit_tag(static_cast<std::uint64_t>(i))) << "the ticket of each claim, in order";
+  }
   grant_work(c, 7);
-  EXPECT_TRUE(try_claim_work(c, seg_.slot(0)));
-  EXPECT_TRUE(try_claim_work(c, seg_.slot(0)));
-  EXPECT_FALSE(try_claim_work(c, seg_.slot(0))) << "7 permits, 7 claims";
+  std::uint64_t ticket = 0;
+  EXPECT_TRUE(try_claim_work(c, seg_.slot(0), &ticket));
+  EXPECT_EQ(ticket, 5u);
+  EXPECT_TRUE(try_claim_work(c, seg_.slot(0), &ticket));
+  EXPECT_EQ(ticket, 6u);
+  EXPECT_EQ(seg_.slot(0).work_ticket.load(), 7u) << "1 + the slot's last ticket";
+  EXPECT_FALSE(try_claim_work(c, seg_.slot(0), &ticket)) << "7 permits, 7 claims";
   EXPECT_EQ(c.work_claimed.load(), 7u);
   EXPECT_EQ(seg_.slot(1).work_claimed.load(), 5u);
   EXPECT_EQ(seg_.slot(0).work_claimed.load(), 2u);

@@ -1,5 +1,6 @@
-// The work gate (common/work_gate.h): permits bound the claims of concurrent actors exactly.
-// Multi-threaded, so it also runs under ThreadSanitizer (label concurrency).
+// The work gate (common/work_gate.h): permits bound the claims of concurrent actors exactly,
+// and every claim gets its own ticket, in claim order. Multi-threaded, so it also runs under
+// ThreadSanitizer (label concurrency).
 #include "common/work_gate.h"
 
 #include <atomic>
@@ -17,7 +18,7 @@ namespace {
 
 TEST(WorkGate, ConcurrentClaimsNeverExceedThePermits) {
   // Four claimers race while the learner grants permits one at a time; every permit is taken
-  // exactly once, and the slots' counts add up to the total.
+  // exactly once, its ticket is the permit's number, and the slots' counts add up to the total.
   RunLayoutOptions lo;
   lo.num_actors = 2;
   lo.ring_capacity = 1 << 12;
@@ -26,15 +27,19 @@ TEST(WorkGate, ConcurrentClaimsNeverExceedThePermits) {
   ControlBlock& c = seg.control();
   EXPECT_EQ(c.work_permits.load(), kUnlimitedWork) << "a fresh segment is ungated";
   grant_work(c, 0);
-  EXPECT_FALSE(try_claim_work(c, seg.slot(0)));
+  std::uint64_t ticket = 0;
+  EXPECT_FALSE(try_claim_work(c, seg.slot(0), &ticket));
   constexpr std::uint64_t kPermits = 5000;
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> claims{0};
+  std::vector<std::atomic<int>> taken(kPermits);  // claims per ticket
   std::vector<std::thread> claimers;
   for (int t = 0; t < 4; ++t) {
     claimers.emplace_back([&, t] {
+      std::uint64_t mine = 0;
       while (!done.load(std::memory_order_acquire)) {
-        if (try_claim_work(c, seg.slot(static_cast<std::uint32_t>(t % 2)))) {
+        if (try_claim_work(c, seg.slot(static_cast<std::uint32_t>(t % 2)), &mine)) {
+          if (mine < kPermits) taken[mine].fetch_add(1, std::memory_order_relaxed);
           claims.fetch_add(1, std::memory_order_relaxed);
         } else {
           std::this_thread::yield();
@@ -51,23 +56,30 @@ TEST(WorkGate, ConcurrentClaimsNeverExceedThePermits) {
   for (auto& t : claimers) t.join();
   EXPECT_EQ(claims.load(), kPermits);
   EXPECT_EQ(seg.slot(0).work_claimed.load() + seg.slot(1).work_claimed.load(), kPermits);
+  for (std::uint64_t k = 0; k < kPermits; ++k) ASSERT_EQ(taken[k].load(), 1) << "ticket " << k;
+  const std::uint64_t last0 = seg.slot(0).work_ticket.load(), last1 = seg.slot(1).work_ticket.load();
+  EXPECT_TRUE(last0 == kPermits || last1 == kPermits) << "a slot's work_ticket is 1 + its last ticket";
 }
 
-// LostWork: what an incarnation that ended claimed and did not deliver, per slot.
-TEST(LostWork, CountsWhatADeadIncarnationClaimedAndNeverDelivered) {
-  LostWork lost(2, 32);  // 32 records per unit
-  lost.observe(0, 0, 3, 64);  // alive: nothing counted
-  EXPECT_EQ(lost.records(), 0u);
-  lost.observe(0, 1, 3, 64);  // died holding its third unit
-  EXPECT_EQ(lost.records(), 32u);
-  lost.observe(0, 1, 5, 128);  // its successor, alive
-  EXPECT_EQ(lost.records(), 32u);
-  lost.observe(0, 2, 5, 128);  // died after delivering both its units: owed nothing
-  EXPECT_EQ(lost.records(), 32u);
-  lost.observe(1, 1, 2, 40);  // slot 1 died with a unit 24 records short
-  EXPECT_EQ(lost.records(), 56u);
-  lost.observe(1, 2, 2, 50);  // its successor claimed nothing; the rest of the ring came late
-  EXPECT_EQ(lost.records(), 56u) << "records delivered beyond the claims are never negative loss";
+TEST(WorkGate, TagsAreTheTicketsLowBits) {
+  EXPECT_EQ(unit_tag(5), 5u);
+  EXPECT_EQ(unit_tag((std::uint64_t{1} << 16) + 7), 7u);
+}
+
+// LostWork: the ticket of the unit an incarnation that ended held, per slot.
+TEST(LostWork, NamesTheUnitADeadIncarnationHeld) {
+  LostWork lost(2);
+  std::vector<std::uint64_t> out;
+  lost.observe(0, 0, 4, out);  // alive (holding ticket 3): nothing
+  EXPECT_TRUE(out.empty());
+  lost.observe(0, 1, 4, out);  // died holding ticket 3
+  EXPECT_EQ(out, std::vector<std::uint64_t>({3}));
+  lost.observe(0, 1, 9, out);  // its successor, alive
+  lost.observe(0, 2, 9, out);  // died holding ticket 8
+  EXPECT_EQ(out, std::vector<std::uint64_t>({3, 8}));
+  lost.observe(0, 3, 9, out);  // its successor died before it claimed anything
+  lost.observe(1, 1, 0, out);  // slot 1 died before any claim
+  EXPECT_EQ(out, std::vector<std::uint64_t>({3, 8})) << "an incarnation that claimed nothing held nothing";
 }
 
 }  // namespace

@@ -59,7 +59,6 @@ BridgePlan sample_plan() {
   p.ring_capacity = 1 << 20;
   p.blob_bytes = 4096;
   p.record_mask = 0x6;
-  p.records_per_unit = 3;
   p.budget_counter = "env_steps";
   p.config = "{\"env\": \"kinematic-maze\"}\n";
   p.launches = {{"actor", "--kind", "hiro", "--segment", "s", "--slot", "0", "--seed", "7"},
@@ -73,7 +72,7 @@ BridgeStatus sample_status() {
   s.restarts = 1;
   s.final = true;
   s.signal = 15;
-  s.lost = 12;
+  s.lost_units = {12, 40};
   s.error = "rank 0: a second plan";
   return s;
 }
@@ -91,7 +90,6 @@ TEST(BridgeMessages, EveryMessageRoundTrips) {
   EXPECT_EQ(plan.plan.ring_capacity, 1u << 20);
   EXPECT_EQ(plan.plan.blob_bytes, 4096u);
   EXPECT_EQ(plan.plan.record_mask, 0x6u);
-  EXPECT_EQ(plan.plan.records_per_unit, 3u);
   EXPECT_EQ(plan.plan.budget_counter, "env_steps");
   EXPECT_EQ(plan.plan.config, sample_plan().config);
   EXPECT_EQ(plan.plan.launches, sample_plan().launches);
@@ -114,7 +112,7 @@ TEST(BridgeMessages, EveryMessageRoundTrips) {
   EXPECT_FALSE(st.failed);
   EXPECT_TRUE(st.final);
   EXPECT_EQ(st.signal, 15);
-  EXPECT_EQ(st.lost, 12u);
+  EXPECT_EQ(st.lost_units, std::vector<std::uint64_t>({12, 40}));
   EXPECT_EQ(st.error, "rank 0: a second plan");
 }
 

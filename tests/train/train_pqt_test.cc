@@ -196,6 +196,38 @@ TEST_F(TrainPqt, MaxLagOneLetsTheActorSampleOneBatchAhead) {
   EXPECT_EQ(res["train_lag_max"], 1) << "the actor works one batch ahead: " << res.dump();
 }
 
+// Three actors on two cores finish their batches in any order; the learner trains them in the
+// order they were claimed (learner/unit_order.h), so at max_lag 1 no episode arrives or trains
+// at lag 2, and none is dropped as stale, in either PG mode and in PQT mode. (Before the unit
+// order, a batch claimed early and finished late trained at lag 2 or 3.)
+void three_actors_at_max_lag_one(const std::string& mode) {
+  const fs::path dir = fresh_dir("lag1x3-" + mode);
+  auto args = small_job(dir);
+  args[3] = "reverse";
+  args[5] = mode;
+  args[7] = "3";  // --actors 3
+  args.insert(args.end(), {"--max-npe", std::to_string(32 * 1000), "--set", "max_lag=1", "--set", "metrics_every_s=0.05"});
+  const RunResult r = run(args);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.err;
+  const auto res = results(dir);
+  ASSERT_EQ(res.size(), 1u) << r.out << r.err;
+  EXPECT_LE(res[0]["train_lag_max"].get<int>(), 1) << res[0].dump();
+  // The driver's lag of every episode as it arrived, from the summary line.
+  const std::size_t at = r.out.find("lag p50 ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  unsigned p50 = 0, max = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "lag p50 %u max %u", &p50, &max), 2) << r.out;
+  EXPECT_LE(max, 1u) << "an episode arrived at lag 2 or more: " << r.out;
+  const std::vector<double> dropped = metrics_column(dir, "dropped_stale");
+  ASSERT_FALSE(dropped.empty());
+  EXPECT_EQ(*std::max_element(dropped.begin(), dropped.end()), 0.0) << "no episode is dropped as stale";
+  fs::remove_all(dir);
+}
+
+TEST_F(TrainPqt, ThreeActorsAtMaxLagOneNeverTrainAtLagTwoInPgMode) { three_actors_at_max_lag_one("pg"); }
+TEST_F(TrainPqt, ThreeActorsAtMaxLagOneNeverTrainAtLagTwoInPgPqtMode) { three_actors_at_max_lag_one("pg+pqt"); }
+TEST_F(TrainPqt, ThreeActorsAtMaxLagOneNeverTrainAtLagTwoInPqtMode) { three_actors_at_max_lag_one("pqt"); }
+
 TEST_F(TrainPqt, EightBatchesPerUpdateRunAndStopAtTheBatchThatEndsTheBudget) {
   // k = 8 is more than the old fixed pool of four batches held. A budget of 20 batches takes
   // passes of 8, 8 and 4: the budget is exact to the batch.
