@@ -28,15 +28,11 @@ void keep_freed_memory() noexcept {
 #endif
 }
 
-namespace {
-
 int allowed_cpus() noexcept {
   cpu_set_t set;
   CPU_ZERO(&set);
   return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 }
-
-}  // namespace
 
 CpuWidening widen_cpu_affinity() noexcept {
   CpuWidening w;

@@ -16,6 +16,7 @@
 //   default (Open MPI for -np <= 2), and a rank's actors and learner threads need the node's
 //   cores. The CPUs outside a cpuset (Slurm's --cpus-per-task) stay out. Returns the CPUs
 //   before and after, and the node's online count.
+// * allowed_cpus() is the number of CPUs this process may run on now.
 #pragma once
 
 namespace ringrl {
@@ -27,5 +28,6 @@ struct CpuWidening {
   int before = 1, after = 1, online = 1;
 };
 CpuWidening widen_cpu_affinity() noexcept;
+int allowed_cpus() noexcept;
 
 }  // namespace ringrl

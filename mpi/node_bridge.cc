@@ -19,6 +19,7 @@
 #include "common/byte_codec.h"
 #include "common/errors.h"
 #include "common/exit_status.h"
+#include "common/process_modes.h"
 #include "common/run_segment.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
@@ -29,6 +30,15 @@
 
 namespace ringrl::mpi {
 namespace {
+
+// Warns when this rank has fewer CPUs than its `actors` and the one process `beside` them.
+void warn_if_crowded(const mpi::Comm& comm, std::uint32_t actors, const char* beside) {
+  const int cpus = allowed_cpus();
+  if (static_cast<std::int64_t>(cpus) < static_cast<std::int64_t>(actors) + 1)
+    spdlog::warn("cluster: rank {} on {} may use {} CPU(s) for {} actor(s) and {}: they will take turns (give the "
+                 "rank more: --cpus-per-task under Slurm, --bind-to none with mpirun)",
+                 comm.rank(), comm.host(), cpus, actors, beside);
+}
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -84,6 +94,7 @@ MpiRemoteActors::~MpiRemoteActors() {
 
 void MpiRemoteActors::start(const learner::SourcePlan& plan) {
   first_slot_ = plan.first_slot;
+  warn_if_crowded(comm_, plan.first_slot, "the learner");
   per_node_ = plan.actors_per_node > 0 ? plan.actors_per_node : plan.first_slot;
   std::vector<mpi::NodeShape> shapes;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
@@ -293,6 +304,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   ActorPool pool(po);
   spdlog::info("cluster: rank {} on {}: {} actor(s) in node segment {}", comm.rank(), comm.host(), lo.num_actors,
                pool.segment_name());
+  warn_if_crowded(comm, lo.num_actors, "the bridge");
   // Rank 0's budget counter, mirrored for the node's actors.
   ControlBlock& control = pool.segment().control();
   std::atomic<std::uint64_t>& budget = budget_counter(control, plan.budget_counter.c_str());

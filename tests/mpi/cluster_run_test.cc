@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -393,6 +394,34 @@ TEST_F(ClusterRun, ANodeActorKilledHoldingTheRunsOnlyUnitHasItGrantedAgain) {
   ASSERT_TRUE(ok(r)) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(from rank 1 \(\S+\) \(1 restart\(s\), \d+ late\))"))) << r.err;
   EXPECT_GE(lines(dir_ / "results.jsonl").at(0)["npe"].get<std::uint64_t>(), 40000u);
+}
+
+// With the launcher's binding on (Open MPI binds each of 2 ranks to a core), every rank takes
+// the node's CPUs back before it starts actors, says so, and the run completes; a rank with
+// enough CPUs for its actors and itself is not warned.
+TEST_F(ClusterRun, RanksBoundToACoreTakeTheNodesCpus) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: nothing to bind";
+  std::vector<std::string> launcher = mpirun(2);
+  launcher.insert(launcher.end() - 2, {"--bind-to", "core"});
+  const Outcome r = run(cat(launcher, pqt_args(dir_, {"--max-npe", "3000"})));
+  ASSERT_TRUE(ok(r)) << r.err;
+  const std::regex widened(R"(cluster: rank \d on \S+: the launcher bound it to 1 of \d+ CPUs; it now may use \d+)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), widened), std::sregex_iterator()), 2)
+      << r.err;
+  EXPECT_EQ(r.err.find("they will take turns"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(dir_ / "results.jsonl").size(), 1u);
+  // As many actors as CPUs, plus the learner or the bridge: each rank warns, naming its count.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 4) return;  // too many actors for a test
+  auto crowded = pqt_args(dir_ / "crowded", {"--max-npe", "3000"});
+  crowded[8] = std::to_string(cpus);  // --actors
+  const Outcome c = run(cat(launcher, crowded));
+  ASSERT_TRUE(ok(c)) << c.err;
+  for (const char* beside : {"the learner", "the bridge"})
+    EXPECT_NE(c.err.find(fmt::format("may use {} CPU(s) for {} actor(s) and {}: they will take turns", cpus, cpus,
+                                     beside)),
+              std::string::npos)
+        << c.err;
 }
 
 // The lag bound across nodes: units are dealt to the ranks in rotation and trained in the order
