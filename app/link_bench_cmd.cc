@@ -7,7 +7,11 @@
 //   weights   a blob of --blob-bytes (1 MiB) goes from rank 0 to every other rank --rounds times,
 //             by MPI_Bcast and by one send per rank (what node bridges use), each round timed
 //             until every rank said it has it (one small reply each); against the shared-memory
-//             weight channel on one machine (publish, then a reader's copy).
+//             weight channel on one machine (publish, then a reader's copy);
+//   fan-out   rank 0 publishes the blob --fanout-rate times a second for --seconds through the
+//             weight fan-out of a run across nodes (mpi/weight_fanout.h: at most one weights
+//             message in flight per node, the newest wins) while every node takes what comes:
+//             the weights messages and bytes rank 0 sent per publication.
 //
 // Rank 0 prints one JSON line (stdout); other ranks print nothing. Without mpirun, or with one
 // rank, a UsageError says how to start it.
@@ -32,6 +36,7 @@
 #include "mpi/comm.h"
 #include "mpi/record_link.h"
 #include "mpi/tags.h"
+#include "mpi/weight_fanout.h"
 
 namespace ringrl::app {
 using namespace ringrl::sweeps;  // child runs, the spread, tuning grids
@@ -47,6 +52,7 @@ struct LinkCli {
   double seconds = 3;
   std::uint32_t record_bytes = 300, producers = 2, rounds = 50;
   std::uint64_t blob_bytes = std::uint64_t{1} << 20;
+  double fanout_rate = 1000;  // publications per second
 };
 
 std::pair<double, double> p50_max_us(std::vector<double> v) {
@@ -141,6 +147,49 @@ double weights_round(mpi::Comm& comm, std::string& blob, bool broadcast) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
+// The weight fan-out at --fanout-rate publications/s for --seconds (see the file comment).
+nlohmann::json fanout(mpi::Comm& comm, const LinkCli& c) {
+  if (comm.rank() != 0) {  // a node: take what comes until rank 0 says stop
+    for (;;) {
+      while (comm.try_receive(mpi::kBenchFanout)) {
+      }
+      if (comm.try_receive(mpi::kBenchDone)) break;
+      std::this_thread::sleep_for(kIdle);
+    }
+    return {};
+  }
+  std::vector<int> ranks;
+  for (int r = 1; r < comm.size(); ++r) ranks.push_back(r);
+  mpi::WeightFanout out(comm, ranks, mpi::kBenchFanout);
+  const std::vector<std::byte> blob(c.blob_bytes, std::byte{7});
+  const auto none = [](std::size_t) { return std::uint64_t{0}; };
+  const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / c.fanout_rate));
+  const auto t0 = Clock::now();
+  const auto until = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.seconds));
+  std::uint64_t publications = 0;
+  std::size_t most_in_flight = 0;
+  for (auto next = t0; next < until; next += period) {
+    while (Clock::now() < next) {
+      out.pump(none);
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    out.publish(blob.data(), blob.size(), ++publications, 0, none);
+    most_in_flight = std::max(most_in_flight, out.weights_in_flight());
+  }
+  while (out.behind() > 0) out.pump(none);  // the newest reaches every node
+  comm.flush(std::chrono::seconds(30));
+  for (int r : ranks) comm.post(r, mpi::kBenchDone, std::string());
+  const double pubs = static_cast<double>(publications);
+  return {{"blob_bytes", c.blob_bytes},
+          {"nodes", ranks.size()},
+          {"publications", publications},
+          {"publications_per_s", pubs / std::chrono::duration<double>(Clock::now() - t0).count()},
+          {"weights_messages", out.weights_sent()},
+          {"bytes_per_publication", static_cast<double>(out.bytes_sent()) / pubs},
+          {"messages_per_node_per_publication", static_cast<double>(out.weights_sent()) / (pubs * ranks.size())},
+          {"most_in_flight", most_in_flight}};
+}
+
 nlohmann::json shm_channel(const LinkCli& c) {
   std::unique_ptr<std::byte[]> memory(new (std::align_val_t(kCacheLineBytes)) std::byte[weight_channel_bytes(c.blob_bytes)]);
   WeightChannelHeader* ch = init_weight_channel(memory.get(), c.blob_bytes);
@@ -180,7 +229,11 @@ int run_link_bench(const LinkCli& c) {
       out[bcast ? "weights_bcast" : "weights_sends"] = {{"blob_bytes", c.blob_bytes}, {"p50_us", p50}, {"max_us", max}};
     }
   }
+  comm->barrier();
+  nlohmann::json f = fanout(*comm, c);
+  comm->flush(std::chrono::seconds(10));
   if (comm->rank() == 0) {
+    out["weights_fanout"] = std::move(f);
     out["weights_shm_channel"] = shm_channel(c);
     out["host"] = comm->host();
     std::printf("%s\n", out.dump().c_str());
@@ -201,6 +254,8 @@ void add_link_bench_command(CommandTree& tree) {
   add_unsigned(*cmd, "--blob-bytes", c->blob_bytes, "Weight blob bytes", 1, std::uint64_t{1} << 30)
       ->capture_default_str();
   add_unsigned(*cmd, "--rounds", c->rounds, "Weight publications timed", 1, 100000)->capture_default_str();
+  add_real(*cmd, "--fanout-rate", c->fanout_rate, "Publications per second through the weight fan-out", 1, 1e6)
+      ->capture_default_str();
   cmd->add_flag_callback("--json", [] {}, "Accepted for symmetry with the other benches (the output is JSON)");
   cmd->callback([c, status = &tree.status] {
     *status = run_link_bench(*c);

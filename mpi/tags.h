@@ -23,6 +23,7 @@ enum Tag : int {
   kBenchReply = 401,  // a rank has the blob
   kBenchBlob = 402,   // the blob, sent to one rank
   kBenchDone = 403,   // rank 0 to the producers: stop
+  kBenchFanout = 404, // the weight fan-out's messages (mpi/weight_fanout.h)
 };
 
 }  // namespace ringrl::mpi

@@ -10,7 +10,10 @@ WeightFanout::WeightFanout(Comm& comm, std::vector<int> ranks, int tag) : comm_(
 
 void WeightFanout::send_weights(std::size_t k, const Permits& permits) {
   Node& n = nodes_[k];
-  n.ticket = comm_.post(n.rank, tag_, encode_weights(version_, permits(k), budget_, blob_.data(), blob_.size()));
+  std::string m = encode_weights(version_, permits(k), budget_, blob_.data(), blob_.size());
+  ++weights_sent_;
+  bytes_sent_ += m.size();
+  n.ticket = comm_.post(n.rank, tag_, std::move(m));
   n.behind = false;
 }
 

@@ -43,6 +43,9 @@ class WeightFanout {
   std::size_t behind() const noexcept;
   /// Weights messages of this fan-out in flight (at most one per node).
   std::size_t weights_in_flight() const noexcept;
+  /// Weights messages posted so far, and their bytes (what rank 0 sent for the weights).
+  std::uint64_t weights_sent() const noexcept { return weights_sent_; }
+  std::uint64_t bytes_sent() const noexcept { return bytes_sent_; }
 
  private:
   struct Node {
@@ -57,6 +60,7 @@ class WeightFanout {
   std::vector<Node> nodes_;
   std::vector<std::byte> blob_;  // the newest weights
   std::uint64_t version_ = 0, budget_ = 0;
+  std::uint64_t weights_sent_ = 0, bytes_sent_ = 0;
   bool published_ = false;
 };
 
