@@ -548,7 +548,13 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
         first_record = Clock::now();
         budget_before_first = budget_now();
       }
-      algo.on_record(slot, rec, made_with);
+      try {
+        algo.on_record(slot, rec, made_with);
+      } catch (const std::runtime_error& e) {  // a malformed record: name the node it came from
+        const std::uint32_t p = sources.participant_of(slot);
+        if (p == 0) throw;
+        throw std::runtime_error(fmt::format("{}: {}", sources.stats().at(p).name, e.what()));
+      }
       const std::uint64_t lag = algo.version() - std::min(made_with, algo.version());
       if (lags.size() < kMaxLagSamples) lags.push_back(lag);
       reporter.lag(lag);

@@ -332,6 +332,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
   // bound, it is taken for dead and this node stops instead of running until the job's limit.
   const auto silence = std::chrono::duration_cast<Clock::duration>(setup.silence);
   auto heard = Clock::now();
+  bool rank0_lost = false;
   try {
     while (!stop && !shutdown_requested()) {
       bool any = false;
@@ -366,6 +367,7 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
       // what rank 0 said meanwhile, a stop included, before it judges rank 0).
       if (!any && !stop && Clock::now() - heard > silence) {
         comm.forsake();  // MPI_Finalize would wait for rank 0 forever
+        rank0_lost = true;
         throw std::runtime_error(fmt::format("rank 0 stopped answering: no word for {:g} s", setup.silence.count()));
       }
       forwarder.begin_pass();
@@ -387,11 +389,14 @@ int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup) {
     }
   } catch (const std::exception& e) {
     // The last word carries the error, so that rank 0 names it at once rather than after its
-    // silence bound.
+    // silence bound, in the job's one error line; this rank's log only notes it. Without rank
+    // 0 the error is this rank's own.
     pool.stop();
     send_status(true, e.what());
     comm.flush(kLastWordFlush);
-    throw;
+    if (rank0_lost) throw;
+    spdlog::warn("cluster: rank {} on {}: {} (told rank 0, which ends the run)", comm.rank(), comm.host(), e.what());
+    return kExitFailure;
   }
   pool.stop();
   forwarder.flush();

@@ -115,8 +115,9 @@ class MpiRemoteActors final : public learner::ActorSource {
   bool started_ = false, stopped_ = false;
 };
 
-/// An actor node's life (see the file comment); returns the exit status (0, 2 refused, 130
-/// after SIGINT/SIGTERM).
+/// An actor node's life (see the file comment); returns the exit status (0, 1 after an error it
+/// told rank 0 as its last word, 2 refused, 130 after SIGINT/SIGTERM). Throws for an error rank
+/// 0 cannot hear of (rank 0 stopped answering).
 int run_node_bridge(mpi::Comm& comm, const BridgeSetup& setup);
 
 }  // namespace ringrl::mpi

@@ -257,6 +257,77 @@ TEST_F(ClusterRun, ANodeEndsWhenRankZeroStopsAnswering) {
   for (const auto& name : shm_of({ranks.at(0)})) ringrl::ShmSegment::reclaim_if_stale(name);  // SIGKILL's leftover
 }
 
+// A node frozen when the run stops (its bridge and actor stopped with SIGSTOP; the run ends by
+// max_seconds): rank 0 writes its results and final model, waits for the node's last word for a
+// bounded time, says so, and exits without the MPI_Finalize that would wait for the node forever.
+TEST_F(ClusterRun, ANodeFrozenAtTheStopDoesNotHoldRankZero) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(2), cat(long_job(dir_, kInterruptedBudget),
+                                             {"--set", "max_seconds=6", "--node-silence", "300"})),
+                          &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const auto ranks = ranks_of(dir_, pid);
+  ASSERT_EQ(ranks.size(), 2u);
+  const pid_t actor = node_actor();
+  ASSERT_NE(actor, 0);
+  kill(ranks.at(1), SIGSTOP);
+  kill(actor, SIGSTOP);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (fs::exists(fs::path("/proc") / std::to_string(ranks.at(0))) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(200ms);
+  const bool rank0_ended = !fs::exists(fs::path("/proc") / std::to_string(ranks.at(0)));
+  kill(ranks.at(1), SIGKILL);
+  kill(actor, SIGKILL);
+  const Outcome r = finish(pid, o, e);
+  ASSERT_TRUE(rank0_ended) << "rank 0 waits for the frozen node\n" << r.err;
+  EXPECT_NE(r.err.find("did not confirm its stop"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(dir_ / "results.jsonl").size(), 1u) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "model-rep0.ckpt"));
+  // SIGKILL's leftover, once the killed bridge is reaped (it was mpirun's child).
+  for (const auto& name : node_segments(r.err))
+    for (int tries = 0; tries < 100; ++tries) {
+      try {
+        ringrl::ShmSegment::reclaim_if_stale(name);
+        break;
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+}
+
+// Garbage in a live run: a node's ring made inconsistent (its published head moved off the
+// frame grid while its actor is stopped). The bridge refuses the ring and sends the error as its
+// last word; rank 0 ends the run at once with a checkpoint, in one line naming the node.
+TEST_F(ClusterRun, GarbageFromANodeEndsTheRunWithACheckpointNamingTheNode) {
+  int o = -1, e = -1;
+  const pid_t pid = start(cat(mpirun(2), long_job(dir_, kInterruptedBudget)), &o, &e);
+  Reaper reaper{pid};
+  ASSERT_TRUE(wait_for_rows(dir_ / "metrics.csv", 1)) << "the run did not start";
+  const pid_t actor = node_actor();
+  ASSERT_NE(actor, 0);
+  std::string cmdline = read_text(fs::path("/proc") / std::to_string(actor) / "cmdline");
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(cmdline, m, std::regex(R"(--segment (\S+))"))) << cmdline;
+  {
+    const ringrl::RunSegment node = ringrl::RunSegment::attach(m[1]);
+    kill(actor, SIGSTOP);
+    std::this_thread::sleep_for(50ms);
+    ringrl::RingHeader* ring = node.ring(0);
+    ring->head.store(ring->head.load() + 3);  // no frame ends there
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome r = finish(pid, o, e);
+  kill(actor, SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "named at once, not after a silence";
+  EXPECT_FALSE(ok(r));
+  const std::regex named(R"(ringrl: error: rank 1 on \S+: the node bridge failed: actor 0 ring is corrupt: [^\n]*; checkpoint written to \S+checkpoint\.bin; continue with --resume)");
+  EXPECT_TRUE(std::regex_search(r.err, named)) << r.err;
+  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin"));
+}
+
 // mpirun forwards a signal to every rank at once, so a bridge may report its stop before rank 0's
 // own handler has run. A signal to one bridge alone is the extreme case: the run still stops as
 // interrupted, with a checkpoint, rather than as a failed node.
