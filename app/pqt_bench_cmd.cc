@@ -216,7 +216,7 @@ int run_npe_bench(const NpeCli& c, std::vector<std::shared_ptr<void>>& until_exi
   const fs::path dir = fs::temp_directory_path() / fmt::format("ringrl-bench-npe-{}", getpid());
   // Under mpirun: ranks other than 0 are node bridges from here on (rank 0's plan comes after
   // its run alone), rank 0 has checked their settings.
-  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string(), static_cast<double>(mpi::kNodeSilence.count()), until_exit);
+  const NodeJob job = join_node_job(command_line(), (dir / kAcrossDir).string(), "", static_cast<double>(mpi::kNodeSilence.count()), until_exit);
   if (job.bridge_status) {
     std::error_code ec;  // this host's part of rank 0's directory, if rank 0 is elsewhere
     fs::remove_all(job.node_dir, ec);

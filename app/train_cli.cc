@@ -50,8 +50,9 @@ void add_train_run_options(CLI::App& cmd, TrainRunCli& c, const TrainRunOptionTe
                "needs --repetitions",
                1, kMaxParallel);
   cmd.add_option("--node-dir", c.node_dir,
-                 "Under mpirun/srun: where ranks other than 0 run their repetitions, \"{rank}\" replaced by the "
-                 "rank (default: --run-dir on their host)");
+                 "Under mpirun/srun: where ranks other than 0 run their repetitions (default: --run-dir on "
+                 "their host), or in one run across nodes keep their files (default: RUN_DIR/node-{rank}); "
+                 "\"{rank}\" is replaced by the rank");
   add_real(cmd, "--node-silence", c.node_silence_s,
            "Under mpirun/srun: seconds without a word from a node before rank 0 ends the run naming it", 0.001,
            mpi::kMaxNodeSilenceSeconds);
@@ -76,7 +77,7 @@ int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shar
     std::vector<std::string> settings = shared_train_words(q.words);
     settings.push_back(c.run_dir);
     const NodeJob job =
-        join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir,
+        join_node_job(settings, c.run_dir.empty() ? timestamped_run_dir(q.algo + "-nodes") : c.run_dir, c.node_dir,
                       c.node_silence_s, until_exit);
     if (job.bridge_status) return *job.bridge_status;
     if (job.joined) {
@@ -89,8 +90,8 @@ int run_train_command(const CLI::App& cmd, TrainRunCli& c, std::vector<std::shar
   return run();
 }
 
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, double node_silence_s,
-                      std::vector<std::shared_ptr<void>>& until_exit) {
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, const std::string& node_dir,
+                      double node_silence_s, std::vector<std::shared_ptr<void>>& until_exit) {
   NodeJob job;
   std::shared_ptr<mpi::Comm> owned = join_mpi_job();
   if (!owned) return job;
@@ -102,7 +103,8 @@ NodeJob join_node_job(const std::vector<std::string>& settings, const std::strin
   job.run_dir = comm.broadcast(run_dir, 0);  // one directory: rank 0's
   mpi::BridgeSetup setup;
   setup.fingerprint = mpi::fingerprint(settings);
-  setup.node_dir = fs::path(job.run_dir) / fmt::format("node-{}", comm.rank());
+  setup.node_dir = node_dir_for(node_dir.empty() ? (fs::path(job.run_dir) / "node-{rank}").string() : node_dir,
+                                comm.rank());
   setup.silence = std::chrono::duration<double>(node_silence_s);
   job.node_dir = setup.node_dir;
   if (comm.rank() != 0) {

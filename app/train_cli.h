@@ -88,21 +88,22 @@ struct NodeJob {
   bool joined = false;               // one rank of several: this process is part of a run across nodes
   int rank = 0, ranks = 1;           // this process's rank; ranks in the job
   std::string run_dir;               // rank 0's run directory, the same on every rank
-  std::filesystem::path node_dir;    // this rank's: RUN_DIR/node-<rank>, on its own host
+  std::filesystem::path node_dir;    // this rank's (on its own host): `node_dir` with {rank}, or RUN_DIR/node-<rank>
   std::optional<int> bridge_status;  // a rank other than 0: its node bridge ran; its exit status
   learner::ActorSource* remote = nullptr;  // rank 0: the other ranks' actors (RunSettings::remote)
 };
 
 /// Under mpirun/srun with several ranks (mpi/launch.h), joins the MPI job of one run across
 /// nodes; otherwise returns joined = false and does nothing. Every rank takes rank 0's
-/// `run_dir`. A rank other than 0 posts its hello and runs its node bridge in its node_dir
-/// (it waits for rank 0's welcome, then its plan, as long as rank 0 takes to send them)
-/// until rank 0 stops it, and returns the bridge's exit status (2: refused). Rank 0 waits for
-/// every node's hello, refuses the job (UsageError, one line naming the rank) when a node
-/// runs another build or its `settings` (the words every rank must share) differ, and
-/// returns with `remote` set. Once per process, from the main thread.
-NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, double node_silence_s,
-                      std::vector<std::shared_ptr<void>>& until_exit);
+/// `run_dir`. A rank other than 0 posts its hello and runs its node bridge in its node
+/// directory (`node_dir` with "{rank}" replaced by its rank; empty: RUN_DIR/node-<rank>; it
+/// waits for rank 0's welcome, then its plan, as long as rank 0 takes to send them) until rank
+/// 0 stops it, and returns the bridge's exit status (2: refused). Rank 0 waits for every
+/// node's hello, refuses the job (UsageError, one line naming the rank) when a node runs
+/// another build, its `settings` (the words every rank must share) differ or it cannot write
+/// its node directory, and returns with `remote` set. Once per process, from the main thread.
+NodeJob join_node_job(const std::vector<std::string>& settings, const std::string& run_dir, const std::string& node_dir,
+                      double node_silence_s, std::vector<std::shared_ptr<void>>& until_exit);
 
 /// Runs `train <cmd>` as its command line asks, after parsing: the spread of its repetitions
 /// (sweeps/train_spread.h), one run across the ranks of an MPI job (ranks other than 0 run

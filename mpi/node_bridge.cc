@@ -65,8 +65,13 @@ std::string read_file(const fs::path& p) {
 }
 
 // What a node bridge and rank 0 say in the handshake: one "bridge" slot each.
+// This rank's hello; a node directory it cannot write refuses the job in rank 0's one line.
 mpi::Hello bridge_hello(const mpi::Comm& comm, const BridgeSetup& setup) {
-  return mpi::Hello{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false, {}};
+  mpi::Hello h{mpi::build_version(), setup.fingerprint, comm.host(), {"bridge"}, false, {}};
+  if (comm.rank() != 0 && !setup.node_dir.empty())
+    if (const std::string problem = runfiles::directory_problem(setup.node_dir); !problem.empty())
+      h.error = "its node " + problem;
+  return h;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
+#include "common/exit_status.h"
 #include "common/process_modes.h"
 #include "common/runfiles/atomic_file.h"
 #include "common/runfiles/run_files.h"
@@ -104,6 +105,10 @@ ClusterStart open_cluster(mpi::Comm& comm, const ClusterSetup& setup) {
   }
   token = comm.broadcast(token, 0);
   if (comm.rank() != 0) {
+    // A node directory this rank cannot write refuses the job now, in rank 0's one line,
+    // rather than failing every trial sent here.
+    if (const std::string problem = runfiles::directory_problem(setup.node_dir); mine.error.empty() && !problem.empty())
+      mine.error = "its node " + problem;
     mine.shared = read_small_file(setup.node_dir / kTokenFile) == token;
     const std::optional<mpi::Welcome> w = mpi::greet_rank0(comm, mine);
     if (!w) throw std::runtime_error("interrupted before rank 0 welcomed this rank");
@@ -252,9 +257,16 @@ int run_job_worker(mpi::Comm& comm, const ClusterSetup& setup, bool shared) {
       if (m->tag == mpi::kStart) {
         const mpi::StartJob s = mpi::decode_start(m->bytes, from);
         const fs::path dir = setup.node_dir / s.dir;
-        mpi::write_run_files(dir, s.seeds, /*only_missing=*/true);
-        ChildRun run{with_run_dir(s.args, dir.string()), dir, dir / runfiles::kLogFileName};
-        jobs[s.job] = {local.start(s.slot, run), dir};
+        try {
+          mpi::write_run_files(dir, s.seeds, /*only_missing=*/true);
+          ChildRun run{with_run_dir(s.args, dir.string()), dir, dir / runfiles::kLogFileName};
+          jobs[s.job] = {local.start(s.slot, run), dir};
+        } catch (const std::exception& e) {  // the job fails, not the rank: rank 0 hears of it
+          spdlog::error("cluster: rank {} on {}: could not start a job in {}: {}", comm.rank(), comm.host(),
+                        dir.string(), e.what());
+          comm.post(0, mpi::kExit, mpi::encode(mpi::JobExit{s.job, W_EXITCODE(kExitFailure, 0), {}}));
+          continue;
+        }
         if (forwarded) local.signal(jobs[s.job].local, shutdown_signal());
       } else if (m->tag == mpi::kSignal) {
         const mpi::SignalJobs s = mpi::decode_signal(m->bytes, from);

@@ -112,4 +112,16 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   file.commit();
 }
 
+std::string directory_problem(const std::filesystem::path& dir) {
+  try {
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path probe = dir / ".write-probe";
+    write_file_atomic(probe, "");
+    std::filesystem::remove(probe);
+    return {};
+  } catch (const std::exception& e) {
+    return "directory " + dir.string() + ": " + e.what();
+  }
+}
+
 }  // namespace ringrl::runfiles

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace ringrl::runfiles {
@@ -20,6 +21,10 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 
 /// fsyncs a directory so that entries created or renamed in it are durable.
 void fsync_directory(const std::filesystem::path& dir);
+
+/// Creates `dir` if needed and checks that a file can be written there (a probe file, written
+/// and removed); returns "" when it can, else what went wrong, naming the directory.
+std::string directory_problem(const std::filesystem::path& dir);
 
 /// Streaming variant: create, write() any number of times, then commit(). Without commit()
 /// the destructor removes the temp file and the target keeps its old contents.

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <map>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -612,6 +613,22 @@ TEST_F(ClusterRun, TwoRankGaGivesTheOneRankResult) {
   const double local = std::stod(m[1]), remote = std::stod(m[2]);
   EXPECT_GT(remote, 0.4 * (local + remote)) << "rank 1's evaluator scored its share\n" << two.err;
   EXPECT_GT(local, 0.4 * (local + remote)) << "rank 0's evaluator scored its share\n" << two.err;
+}
+
+// The same for one run across nodes, 4 ranks: a node that cannot write its node directory
+// (--node-dir) refuses the job in rank 0's one line, at once.
+TEST_F(ClusterRun, ANodeThatCannotWriteItsNodeDirectoryEndsTheJobInOneLine) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "node-2") << "in the way";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome r =
+      run(cat(mpirun(4), pqt_args(dir_ / "run", {"--max-npe", "3000", "--node-dir", (dir_ / "node-{rank}").string()})));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.err;
+  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: rank 2 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("its node directory " + (dir_ / "node-2").string()), std::string::npos) << r.err;
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u);
 }
 
 TEST_F(ClusterRun, RanksWithOtherSettingsAreRefusedInOneLine) {

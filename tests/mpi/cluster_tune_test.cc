@@ -95,6 +95,22 @@ TEST_F(ClusterTune, TrialsLandOnEveryRankTheirResultsAreGatheredAndARerunSkipsTh
   EXPECT_EQ(lines(session / "tuning_results.txt").size(), 3u);
 }
 
+// A rank that fails before the job starts (it cannot write its node directory: a file is in
+// the way), one of 4: rank 0 refuses the job in one line naming it, at once; no rank waits in a
+// collective for it (before, the job hung until its time limit).
+TEST_F(ClusterTune, ARankThatCannotWriteItsNodeDirectoryEndsTheJobInOneLine) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "node-2") << "in the way";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome r = run(cat(mpirun(4), tune_args(dir_, kBudget, "0,1,2,3")));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.err;
+  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: rank 2 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("its node directory " + (dir_ / "node-2").string()), std::string::npos) << r.err;
+  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u);
+}
+
 TEST_F(ClusterTune, RanksStartedWithOtherSettingsAreRefusedInOneLine) {
   std::vector<std::string> args = mpirun(1);
   args = cat(args, tune_args(dir_, kBudget, "0"));
