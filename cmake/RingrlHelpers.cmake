@@ -41,13 +41,14 @@ function(ringrl_add_library)
   ringrl_target_defaults(${A_NAME})
 endfunction()
 
-# ringrl_add_test(NAME name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [NEEDS_CLI])
+# ringrl_add_test(NAME name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [NEEDS_CLI] [SERIAL])
 # One GoogleTest binary; each TEST becomes its own ctest entry. The binary sees
 # RINGRL_BINARY (path of the `ringrl` executable) and RINGRL_SOURCE_DIR; NEEDS_CLI makes the
-# test build after `ringrl` (for tests that run the CLI).
+# test build after `ringrl` (for tests that run the CLI); SERIAL runs each of its tests alone
+# (ctest's RUN_SERIAL: nothing else beside it, for tests that load every core).
 # Label "concurrency" marks tests that CI also runs under TSan.
 function(ringrl_add_test)
-  cmake_parse_arguments(A "NEEDS_CLI" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(A "NEEDS_CLI;SERIAL" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 120)
   endif()
@@ -66,6 +67,9 @@ function(ringrl_add_test)
     set_property(GLOBAL APPEND PROPERTY RINGRL_CONCURRENCY_TEST_TARGETS ${A_NAME})
   endif()
   set(props TIMEOUT ${A_TIMEOUT})
+  if(A_SERIAL)  # runs alone: no other test beside it
+    list(APPEND props RUN_SERIAL TRUE)
+  endif()
   if(A_LABELS)  # an empty LABELS value would swallow the next property name
     list(APPEND props LABELS "${A_LABELS}")
   endif()
