@@ -122,6 +122,17 @@ class ByteReader {
       fail("truncated: " + std::to_string(n) + " bytes wanted, " + std::to_string(src_->remaining()) + " left");
     src_->read(dst, n);
   }
+  /// Reads past `n` bytes (in bounded pieces: a file source is read, not mapped).
+  void skip(std::uint64_t n) {
+    if (n > src_->remaining())
+      fail("truncated: " + std::to_string(n) + " bytes to skip, " + std::to_string(src_->remaining()) + " left");
+    char chunk[1 << 16];
+    while (n > 0) {
+      const std::size_t k = n < sizeof chunk ? static_cast<std::size_t>(n) : sizeof chunk;
+      src_->read(chunk, k);
+      n -= k;
+    }
+  }
   /// A length-prefixed string of at most `max_len` characters.
   std::string get_string(std::uint64_t max_len = UINT64_MAX) {
     const auto n = get_length(1, max_len, "string");

@@ -28,15 +28,11 @@ using learner::DriverTick;
 
 constexpr const char* kHiroSection = "hiro";                   // this wing's checkpoint section
 constexpr std::uint64_t kRingMetaRecords = 4;                  // meta records a ring holds beyond the steps
-constexpr std::size_t kMaxQueuedSteps = std::size_t{1} << 16;  // hard cap of the arrival queue
+constexpr std::size_t kMaxQueuedSteps = hiro_format::kMaxQueuedSteps;  // hard cap of the arrival queue
 constexpr double kIntrinsicEma = 0.01;                         // weight of a new step in the reward's running mean
-constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
 
-// One env step that arrived ahead of the rate limiter.
-struct QueuedStep {
-  std::uint32_t actor = 0;
-  std::vector<std::byte> bytes;  // the Transition record
-};
+// One env step that arrived ahead of the rate limiter: its actor and Transition record.
+using QueuedStep = hiro_format::SectionHead::Queued;
 
 class HiroAlgorithm final : public Algorithm {
  public:
@@ -176,53 +172,38 @@ class HiroAlgorithm final : public Algorithm {
   // --- state
   void save(CheckpointWriter& out) const override {
     ByteWriter& w = out.section(kHiroSection);
-    w.put(hiro_format::kStateVersion);
-    w.put(steps_);
-    w.put(low_);
-    w.put(high_);
-    w.put(evals_);
-    w.put(last_eval_);
-    w.put(best_success_);
-    w.put(intrinsic_);
-    w.put_vector(per_actor_);
-    std::vector<std::uint64_t> positions(collectors());
-    for (std::uint32_t i = 0; i < collectors(); ++i) positions[i] = stream_base_[i] + received_[i];
-    w.put_vector(positions);
-    w.put<std::uint64_t>(queue_.size());
-    for (const QueuedStep& q : queue_) {
-      w.put(q.actor);
-      w.put_vector(q.bytes);
-    }
+    hiro_format::SectionHead h;
+    h.env_steps = steps_;
+    h.low_updates = low_;
+    h.high_updates = high_;
+    h.evaluations = evals_;
+    h.last_eval = last_eval_;
+    h.best_success = best_success_;
+    h.intrinsic_reward = intrinsic_;
+    h.per_collector = per_actor_;
+    h.positions.resize(collectors());
+    for (std::uint32_t i = 0; i < collectors(); ++i) h.positions[i] = stream_base_[i] + received_[i];
+    h.queue.assign(queue_.begin(), queue_.end());
+    hiro_format::write_section_head(w, h);
     learner_->save(w);
   }
   void load(CheckpointReader& in) override {
     ByteReader& b = in.section(kHiroSection);
-    const auto version = b.get<std::uint32_t>();
-    if (version != hiro_format::kStateVersion && version != hiro_format::kStateVersionNoStreams)
-      b.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, hiro_format::kStateVersionNoStreams,
-                         hiro_format::kStateVersion));
-    steps_ = b.get<std::uint64_t>();
-    low_ = b.get<std::uint64_t>();
-    high_ = b.get<std::uint64_t>();
-    evals_ = b.get<std::uint64_t>();
-    last_eval_ = b.get<hiro::HiroEvalRecord>();
-    best_success_ = b.get<double>();
-    intrinsic_ = b.get<double>();
-    const auto per_actor = b.get_vector<std::uint64_t>(kMaxActors);
-    std::copy_n(per_actor.begin(), std::min(per_actor.size(), per_actor_.size()), per_actor_.begin());
+    hiro_format::SectionHead h = hiro_format::read_section_head(b);
+    const std::uint32_t version = h.version;
+    steps_ = h.env_steps;
+    low_ = h.low_updates;
+    high_ = h.high_updates;
+    evals_ = h.evaluations;
+    last_eval_ = h.last_eval;
+    best_success_ = h.best_success;
+    intrinsic_ = h.intrinsic_reward;
+    std::copy_n(h.per_collector.begin(), std::min(h.per_collector.size(), per_actor_.size()), per_actor_.begin());
     std::fill(stream_base_.begin(), stream_base_.end(), 0);
     std::fill(received_.begin(), received_.end(), 0);
-    if (version == hiro_format::kStateVersion) {
-      const auto positions = b.get_vector<std::uint64_t>(kMaxActors);
-      std::copy_n(positions.begin(), std::min(positions.size(), stream_base_.size()), stream_base_.begin());
-    }
-    const auto queued = b.get<std::uint64_t>();
-    if (queued > kMaxQueuedSteps) b.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
+    std::copy_n(h.positions.begin(), std::min(h.positions.size(), stream_base_.size()), stream_base_.begin());
     queue_.clear();
-    for (std::uint64_t i = 0; i < queued; ++i) {
-      QueuedStep q;
-      q.actor = b.get<std::uint32_t>();
-      q.bytes = b.get_vector<std::byte>(kMaxQueuedRecordBytes);
+    for (QueuedStep& q : h.queue) {
       std::string error;
       if (!hiro::decode_transition(q.bytes.data(), static_cast<std::uint32_t>(q.bytes.size()),
                                    o_.learner.transition_dims(), &view_, &error))

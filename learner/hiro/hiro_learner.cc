@@ -369,9 +369,7 @@ void HiroLearner::write_blob(std::byte* dst) const {
 }
 
 void HiroLearner::save(ByteWriter& out) const {
-  out.put(hiro_format::kLearnerMagic);
-  out.put(hiro_format::kLearnerVersion);
-  out.put<std::uint64_t>(impl_->rng.state());
+  hiro_format::write_learner_head(out, impl_->rng.state());
   impl_->low.save(out);
   impl_->high.save(out);
   impl_->low_replay.save(out);
@@ -379,9 +377,7 @@ void HiroLearner::save(ByteWriter& out) const {
 }
 
 void HiroLearner::load(ByteReader& in) {
-  in.expect(hiro_format::kLearnerMagic, "hiro learner magic");
-  in.expect(hiro_format::kLearnerVersion, "hiro learner version");
-  const auto rng_state = in.get<std::uint64_t>();
+  const std::uint64_t rng_state = hiro_format::read_learner_head(in);
   impl_->low.load(in);
   impl_->high.load(in);
   impl_->low_replay.load(in);

@@ -31,7 +31,6 @@ constexpr double kBestRewardRounding = 1e10;          // spec §5.6: compare aft
 constexpr double kInitialBestReward = -10.0;
 constexpr int kPoolBatches = 4;  // drained episodes kept, in batches (at least batches_per_update)
 constexpr const char* kPqtSection = "pqt";     // this wing's checkpoint section
-constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;
 
 // One drained episode, in learner version space.
 struct Episode {
@@ -94,14 +93,14 @@ std::uint64_t pqt_ring_bytes(const PqtTrainOptions& o) {
 void read_pqt_state(CheckpointReader& in, PqtLearner& learner, std::uint64_t* npe, std::uint64_t* dropped,
                     RepetitionResult* r) {
   ByteReader& b = in.section(kPqtSection);
-  b.expect(pqt_format::kStateVersion, "pqt state version");
-  *npe = b.get<std::uint64_t>();
-  r->num_batches = b.get<std::uint64_t>();
-  *dropped = b.get<std::uint64_t>();
-  r->best_reward = b.get<double>();
-  r->best_code = b.get_string(kMaxCodeBytes);
-  r->found_solution = b.get<std::uint8_t>() != 0;
-  r->code_solution = b.get_string(kMaxCodeBytes);
+  pqt_format::SectionHead h = pqt_format::read_section_head(b);
+  *npe = h.npe;
+  r->num_batches = h.batches;
+  *dropped = h.dropped_stale;
+  r->best_reward = h.best_reward;
+  r->best_code = std::move(h.best_code);
+  r->found_solution = h.solved;
+  r->code_solution = std::move(h.solution);
   learner.load(b);
   b.expect_end();
 }
@@ -221,14 +220,8 @@ class PqtAlgorithm final : public Algorithm {
   // --- state
   void save(CheckpointWriter& out) const override {
     ByteWriter& w = out.section(kPqtSection);
-    w.put(pqt_format::kStateVersion);
-    w.put(npe_);
-    w.put(r_.num_batches);
-    w.put(dropped_);
-    w.put(r_.best_reward);
-    w.put_string(r_.best_code);
-    w.put<std::uint8_t>(r_.found_solution ? 1 : 0);
-    w.put_string(r_.code_solution);
+    pqt_format::write_section_head(
+        w, {npe_, r_.num_batches, dropped_, r_.best_reward, r_.best_code, r_.found_solution, r_.code_solution});
     learner_->save(w);
   }
   void load(CheckpointReader& in) override { read_pqt_state(in, *learner_, &npe_, &dropped_, &r_); }

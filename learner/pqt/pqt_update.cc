@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/float_block.h"
 #include "common/pqt/state_format.h"
 #include "learner/pqt/losses.h"
 #include "learner/pqt/policy.h"
@@ -51,13 +52,12 @@ torch::Device resolve_device(const std::string& name) {
   throw UsageError("device must be auto, cpu or cuda:N, got '" + name + "'");
 }
 
-/// Each tensor as u64 element count, then its float32 data (a contiguous host copy).
+/// The tensor count, then each tensor as a float block (common/float_block.h; a contiguous host copy).
 void put_tensors(ByteWriter& w, const std::vector<torch::Tensor>& tensors) {
   w.put<std::uint64_t>(tensors.size());
   for (const torch::Tensor& t : tensors) {
     const torch::Tensor host = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-    w.put<std::uint64_t>(static_cast<std::uint64_t>(host.numel()));
-    w.put_bytes(host.data_ptr<float>(), static_cast<std::size_t>(host.numel()) * sizeof(float));
+    put_floats(w, host.data_ptr<float>(), static_cast<std::size_t>(host.numel()));
   }
 }
 
@@ -69,13 +69,9 @@ std::vector<torch::Tensor> get_tensors(ByteReader& r, const std::vector<torch::T
   }
   std::vector<torch::Tensor> out;
   for (std::size_t k = 0; k < like.size(); ++k) {
-    const auto numel = r.get<std::uint64_t>();
-    if (numel != static_cast<std::uint64_t>(like[k].numel())) {
-      r.fail(what + ": tensor " + std::to_string(k) + " holds " + std::to_string(numel) + " floats, expected " +
-             std::to_string(like[k].numel()));
-    }
     torch::Tensor host = torch::empty(like[k].sizes(), torch::TensorOptions().dtype(torch::kFloat32));
-    r.get_bytes(host.data_ptr<float>(), static_cast<std::size_t>(numel) * sizeof(float));
+    get_floats(r, host.data_ptr<float>(), static_cast<std::size_t>(like[k].numel()),
+               what + ": tensor " + std::to_string(k));
     out.push_back(std::move(host));
   }
   return out;
@@ -646,10 +642,7 @@ std::vector<float> PqtLearner::logits(const std::vector<std::int32_t>& tokens, i
 
 void PqtLearner::save(ByteWriter& w) const {
   const Impl& m = *impl_;
-  w.put_bytes(pqt_format::kLearnerTag, sizeof pqt_format::kLearnerTag);
-  w.put<std::uint64_t>(m.policy->layout().fingerprint());
-  w.put<std::int32_t>(m.o.max_len);
-  w.put<std::uint64_t>(m.version);
+  pqt_format::write_learner_head(w, {m.policy->layout().fingerprint(), m.o.max_len, m.version});
   put_tensors(w, m.policy->blob_parameters());
   put_tensors(w, m.optimizer.accumulators());
   w.put_vector(m.baselines);
@@ -663,19 +656,16 @@ void PqtLearner::save(ByteWriter& w) const {
 void PqtLearner::load(ByteReader& r) {
   Impl& m = *impl_;
   // 1. Decode and check everything.
-  char tag[sizeof pqt_format::kLearnerTag];
-  r.get_bytes(tag, sizeof tag);
-  if (std::memcmp(tag, pqt_format::kLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
-  const auto fingerprint = r.get<std::uint64_t>();
-  if (fingerprint != m.policy->layout().fingerprint()) {
-    r.fail("learner state has policy layout fingerprint " + std::to_string(fingerprint) + ", this learner " +
+  const pqt_format::LearnerHead head = pqt_format::read_learner_head(r);
+  if (head.fingerprint != m.policy->layout().fingerprint()) {
+    r.fail("learner state has policy layout fingerprint " + std::to_string(head.fingerprint) + ", this learner " +
            std::to_string(m.policy->layout().fingerprint()) + " (a different policy shape)");
   }
-  const auto t = r.get<std::int32_t>();
-  if (t != m.o.max_len) {
-    r.fail("learner state has T (max_len) " + std::to_string(t) + ", this learner " + std::to_string(m.o.max_len));
+  if (head.max_len != m.o.max_len) {
+    r.fail("learner state has T (max_len) " + std::to_string(head.max_len) + ", this learner " +
+           std::to_string(m.o.max_len));
   }
-  const auto version = r.get<std::uint64_t>();
+  const std::uint64_t version = head.version;
   const std::vector<torch::Tensor> params = get_tensors(r, m.policy->blob_parameters(), "parameters");
   const std::vector<torch::Tensor> accs = get_tensors(r, m.optimizer.accumulators(), "RMSProp accumulators");
   std::vector<double> baselines = r.get_vector<double>(m.baselines.size());

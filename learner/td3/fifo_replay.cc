@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/errors.h"
-#include "common/hiro/state_format.h"
+#include "common/td3_state_format.h"
 
 namespace ringrl::td3 {
 
@@ -41,35 +41,20 @@ void FifoReplay::gather(const std::int64_t* slots, int n, float* dst) const noex
 }
 
 void FifoReplay::save(ByteWriter& out) const {
-  out.put(hiro_format::kReplayMagic);
-  out.put(hiro_format::kReplayVersion);
-  out.put<std::uint64_t>(capacity_);
-  out.put<std::int32_t>(row_floats_);
-  out.put<std::uint64_t>(size_);
-  out.put<std::uint64_t>(added_);
+  td3_format::write_replay_head(out, {capacity_, row_floats_, size_, added_});
   out.put_bytes(data_.data(), data_.size() * sizeof(float));
 }
 
 void FifoReplay::load(ByteReader& in) {
-  in.expect(hiro_format::kReplayMagic, "replay magic");
-  in.expect(hiro_format::kReplayVersion, "replay version");
-  const auto capacity = in.get<std::uint64_t>();
-  const auto width = in.get<std::int32_t>();
-  if (capacity != capacity_ || width != row_floats_)
-    in.fail("replay of capacity " + std::to_string(capacity) + " x " + std::to_string(width) + " floats, expected " +
-            std::to_string(capacity_) + " x " + std::to_string(row_floats_));
-  const auto size = in.get<std::uint64_t>();
-  const auto added = in.get<std::uint64_t>();
-  if (size > capacity_ || size != std::min<std::uint64_t>(added, capacity_))
-    in.fail("replay holds " + std::to_string(size) + " rows after " + std::to_string(added) + " adds");
-  const std::uint64_t bytes = size * static_cast<std::uint64_t>(width) * sizeof(float);
-  if (bytes > in.remaining())
-    in.fail("replay rows need " + std::to_string(bytes) + " bytes, " + std::to_string(in.remaining()) + " left");
-  std::vector<float> data(static_cast<std::size_t>(size) * static_cast<std::size_t>(width));
-  in.get_bytes(data.data(), static_cast<std::size_t>(bytes));
+  const td3_format::ReplayHead h = td3_format::read_replay_head(in);
+  if (h.capacity != capacity_ || h.width != row_floats_)
+    in.fail("replay of capacity " + std::to_string(h.capacity) + " x " + std::to_string(h.width) +
+            " floats, expected " + std::to_string(capacity_) + " x " + std::to_string(row_floats_));
+  std::vector<float> data(static_cast<std::size_t>(h.size) * static_cast<std::size_t>(h.width));
+  in.get_bytes(data.data(), static_cast<std::size_t>(h.row_bytes()));
   data_ = std::move(data);
-  size_ = static_cast<std::size_t>(size);
-  added_ = added;
+  size_ = static_cast<std::size_t>(h.size);
+  added_ = h.added;
 }
 
 }  // namespace ringrl::td3

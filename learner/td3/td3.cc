@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "common/hiro/state_format.h"
+#include "common/float_block.h"
+#include "common/td3_state_format.h"
 #include "learner/td3/td3_fused.h"
 #include "learner/td3/td3_graph.h"
 
@@ -55,17 +56,27 @@ void soft_copy(torch::nn::Module& dst, const torch::nn::Module& src, double tau)
 void save_params(ByteWriter& out, const torch::nn::Module& m) {
   for (const auto& p : m.parameters()) save_tensor(out, p);
 }
-void load_params(ByteReader& in, torch::nn::Module& m) {
-  for (auto& p : m.parameters()) load_tensor(in, p);
+// Loads module `m`'s parameters, the blocks `specs` names (td3_format::td3_tensors), from `*next` on.
+void load_params(ByteReader& in, torch::nn::Module& m, const std::vector<td3_format::TensorSpec>& specs,
+                 std::size_t* next) {
+  for (auto& p : m.parameters()) {
+    const td3_format::TensorSpec& spec = specs.at((*next)++);
+    if (static_cast<std::size_t>(p.numel()) != spec.numel())
+      in.fail("td3 parameter " + spec.network + "." + spec.name + " has " + std::to_string(spec.numel()) +
+              " values in the format, " + std::to_string(p.numel()) + " in this agent");
+    load_tensor(in, p, spec.network + "." + spec.name);
+  }
 }
 
 void save_adam(ByteWriter& out, const torch::optim::Adam& opt) {
   for (const auto& p : opt.param_groups().at(0).params()) {
     const auto it = opt.state().find(p.unsafeGetTensorImpl());
-    out.put<std::uint8_t>(it == opt.state().end() ? 0 : 1);
-    if (it == opt.state().end()) continue;
+    if (it == opt.state().end()) {
+      td3_format::write_adam_step(out, 0);
+      continue;
+    }
     const auto& st = static_cast<const torch::optim::AdamParamState&>(*it->second);
-    out.put<std::int64_t>(st.step());
+    td3_format::write_adam_step(out, st.step());
     save_tensor(out, st.exp_avg());
     save_tensor(out, st.exp_avg_sq());
   }
@@ -75,17 +86,14 @@ void load_adam(ByteReader& in, torch::optim::Adam& opt) {
   for (const auto& p : opt.param_groups().at(0).params()) {
     void* key = p.unsafeGetTensorImpl();
     opt.state().erase(key);
-    const auto present = in.get<std::uint8_t>();
-    if (present > 1) in.fail("Adam state flag " + std::to_string(present));
-    if (present == 0) continue;
+    const std::int64_t step = td3_format::read_adam_step(in);
+    if (step == 0) continue;
     auto st = std::make_unique<torch::optim::AdamParamState>();
-    const auto step = in.get<std::int64_t>();
-    if (step < 0) in.fail("Adam step " + std::to_string(step));
     st->step(step);
     st->exp_avg(torch::zeros_like(p));
     st->exp_avg_sq(torch::zeros_like(p));
-    load_tensor(in, st->exp_avg());
-    load_tensor(in, st->exp_avg_sq());
+    load_tensor(in, st->exp_avg(), "Adam first moment");
+    load_tensor(in, st->exp_avg_sq(), "Adam second moment");
     opt.state()[key] = std::move(st);
   }
 }
@@ -436,11 +444,8 @@ void Td3Agent::soft_update() {
 
 void Td3Agent::save(ByteWriter& out) const {
   const Td3Shape& s = options_.shape;
-  out.put(hiro_format::kTd3Magic);
-  out.put(hiro_format::kTd3Version);
-  for (int v : {s.input_dim, s.action_dim, s.hidden1, s.hidden2, s.masked_inputs}) out.put<std::int32_t>(v);
-  out.put<std::int64_t>(counter_);
-  out.put<std::uint64_t>(rng_.state());
+  td3_format::write_td3_head(out, {s.input_dim, s.action_dim, s.hidden1, s.hidden2, s.masked_inputs, counter_,
+                                    rng_.state()});
   save_params(out, *actor_);
   save_params(out, *critic1_);
   save_params(out, *critic2_);
@@ -461,26 +466,24 @@ void Td3Agent::save(ByteWriter& out) const {
 
 void Td3Agent::load(ByteReader& in) {
   const Td3Shape& s = options_.shape;
-  in.expect(hiro_format::kTd3Magic, "td3 agent magic");
-  in.expect(hiro_format::kTd3Version, "td3 agent version");
+  const td3_format::Td3Head h = td3_format::read_td3_head(in);
   Td3Shape got;
-  got.input_dim = in.get<std::int32_t>();
-  got.action_dim = in.get<std::int32_t>();
-  got.hidden1 = in.get<std::int32_t>();
-  got.hidden2 = in.get<std::int32_t>();
-  got.masked_inputs = in.get<std::int32_t>();
+  got.input_dim = h.input_dim;
+  got.action_dim = h.action_dim;
+  got.hidden1 = h.hidden1;
+  got.hidden2 = h.hidden2;
+  got.masked_inputs = h.masked_inputs;
   if (got.input_dim != s.input_dim || got.action_dim != s.action_dim || got.hidden1 != s.hidden1 ||
       got.hidden2 != s.hidden2 || got.masked_inputs != s.masked_inputs)
     in.fail("td3 agent of shape (" + shape_text(got) + "), expected (" + shape_text(s) + ")");
-  const auto counter = in.get<std::int64_t>();
-  if (counter < 0) in.fail("td3 update counter " + std::to_string(counter));
-  const auto rng_state = in.get<std::uint64_t>();
-  load_params(in, *actor_);
-  load_params(in, *critic1_);
-  load_params(in, *critic2_);
-  load_params(in, *actor_target_);
-  load_params(in, *critic1_target_);
-  load_params(in, *critic2_target_);
+  const std::vector<td3_format::TensorSpec> specs = td3_format::td3_tensors(h);
+  std::size_t next = 0;
+  load_params(in, *actor_, specs, &next);
+  load_params(in, *critic1_, specs, &next);
+  load_params(in, *critic2_, specs, &next);
+  load_params(in, *actor_target_, specs, &next);
+  load_params(in, *critic1_target_, specs, &next);
+  load_params(in, *critic2_target_, specs, &next);
   if (fused_) {
     fused_->actor_adam().load(in);
     fused_->critic_adam().load(in);
@@ -491,16 +494,15 @@ void Td3Agent::load(ByteReader& in) {
     load_adam(in, *actor_opt_);
     load_adam(in, *critic_opt_);
   }
-  counter_ = counter;
-  rng_.set_state(rng_state);
+  counter_ = h.counter;
+  rng_.set_state(h.rng);
 }
 
 void save_adam_moments(ByteWriter& out, std::int64_t steps, const std::vector<torch::Tensor>& m,
                        const std::vector<torch::Tensor>& v) {
   for (std::size_t k = 0; k < m.size(); ++k) {
-    out.put<std::uint8_t>(steps > 0 ? 1 : 0);
+    td3_format::write_adam_step(out, steps);
     if (steps == 0) continue;
-    out.put<std::int64_t>(steps);
     save_tensor(out, m[k]);
     save_tensor(out, v[k]);
   }
@@ -509,14 +511,10 @@ void save_adam_moments(ByteWriter& out, std::int64_t steps, const std::vector<to
 std::int64_t load_adam_moments(ByteReader& in, std::vector<torch::Tensor>& m, std::vector<torch::Tensor>& v) {
   std::int64_t step = -1;
   for (std::size_t k = 0; k < m.size(); ++k) {
-    const auto present = in.get<std::uint8_t>();
-    if (present > 1) in.fail("Adam state flag " + std::to_string(present));
-    std::int64_t s = 0;
-    if (present == 1) {
-      s = in.get<std::int64_t>();
-      if (s < 1) in.fail("Adam step " + std::to_string(s));
-      load_tensor(in, m[k]);
-      load_tensor(in, v[k]);
+    const std::int64_t s = td3_format::read_adam_step(in);
+    if (s > 0) {
+      load_tensor(in, m[k], "Adam first moment");
+      load_tensor(in, v[k], "Adam second moment");
     } else {
       torch::NoGradGuard no_grad;
       m[k].zero_();
@@ -531,16 +529,12 @@ std::int64_t load_adam_moments(ByteReader& in, std::vector<torch::Tensor>& m, st
 
 void save_tensor(ByteWriter& out, const torch::Tensor& t) {
   const auto host = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-  out.put<std::uint64_t>(static_cast<std::uint64_t>(host.numel()));
-  out.put_bytes(host.data_ptr<float>(), static_cast<std::size_t>(host.numel()) * sizeof(float));
+  put_floats(out, host.data_ptr<float>(), static_cast<std::size_t>(host.numel()));
 }
 
-void load_tensor(ByteReader& in, torch::Tensor& t) {
-  const auto n = in.get<std::uint64_t>();
-  if (n != static_cast<std::uint64_t>(t.numel()))
-    in.fail("tensor of " + std::to_string(n) + " values, expected " + std::to_string(t.numel()));
+void load_tensor(ByteReader& in, torch::Tensor& t, const std::string& what) {
   auto host = torch::empty(t.sizes(), torch::kFloat);
-  in.get_bytes(host.data_ptr<float>(), static_cast<std::size_t>(n) * sizeof(float));
+  get_floats(in, host.data_ptr<float>(), static_cast<std::size_t>(t.numel()), what);
   torch::NoGradGuard no_grad;
   t.copy_(host);
 }

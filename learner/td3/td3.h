@@ -254,9 +254,10 @@ void save_adam_moments(ByteWriter& out, std::int64_t steps, const std::vector<to
 /// returns the step count; CorruptData on a bad flag or step counts that differ.
 std::int64_t load_adam_moments(ByteReader& in, std::vector<torch::Tensor>& m, std::vector<torch::Tensor>& v);
 
-/// Writes a float tensor (any device) as u64 numel + float32 values.
+/// Writes a float tensor (any device) as a float block (common/float_block.h).
 void save_tensor(ByteWriter& out, const torch::Tensor& t);
-/// Reads what save_tensor wrote into `t` (same numel, any device); CorruptData otherwise.
-void load_tensor(ByteReader& in, torch::Tensor& t);
+/// Reads what save_tensor wrote into `t` (same numel, any device); CorruptData naming `what`
+/// otherwise.
+void load_tensor(ByteReader& in, torch::Tensor& t, const std::string& what);
 
 }  // namespace ringrl::td3

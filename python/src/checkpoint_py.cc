@@ -4,28 +4,12 @@
 // checks magic, version, end record, checksum and section table before anything is decoded,
 // then the algorithm, the format version, every section's payload bytes and the driver's "run"
 // metadata. checkpoint_weights() decodes the networks of a "pqt" or "hiro" file with the
-// names of their blob layouts (common/pqt/policy_layout.h, common/hiro/actor_blob.h), reading
-// the learner state in the order that the torch-side writers put it:
-//   pqt:  section "pqt": state version u32, npe, batches, dropped (u64), best reward (f64),
-//         best code (string), solved (u8), solution (string), then PqtLearner::save(): tag
-//         "RRLPQTS3", layout fingerprint u64, T i32, version u64, u64 count, per tensor u64
-//         floats + float32 data in blob order.
-//   hiro: section "hiro": state version u32 (1 or 2), steps, low, high, evals (u64), the last
-//         HiroEvalRecord, best success and intrinsic (f64), per-actor u64 vector, (v2) stream
-//         positions u64 vector, queued steps (u64 count, then u32 actor + byte vector each),
-//         then HiroLearner::save(): magic "HIRO", version 1, rng u64, the low then the high
-//         Td3Agent: magic "1TD3", version 1, i32 input, action, hidden1, hidden2, masked,
-//         i64 counter, u64 rng, then per network (actor, critic1, critic2 and their targets)
-//         fc1.weight, fc1.bias, fc2.weight, fc2.bias, out.weight, out.bias as u64 floats +
-//         float32 data, then the Adam moments (u8 flag, i64 step, two tensors per parameter of
-//         the actor, then of both critics); then the low and the high FIFO replay (read past,
-//         their row counts returned), and nothing after them.
-// A writer that changes these layouts must change this reader: python/tests/test_checkpoint.py
-// trains tiny runs of both and loads them. Every decoding error is CorruptData naming the file
-// and section, as the C++ readers word it.
+// names of their blob layouts (common/pqt/policy_layout.h, common/hiro/actor_blob.h), through
+// the readers the learners load with (common/pqt/state_format.h, common/hiro/state_format.h,
+// common/td3_state_format.h, common/float_block.h): the layouts have one definition, shared
+// with the torch-side writers. Every decoding error is CorruptData naming the file and section, as the C++ readers word it.
 #include <algorithm>
 #include <cmath>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -45,11 +29,13 @@
 #include "actors/hiro/hiro_policy.h"
 #include "common/checkpoint.h"
 #include "common/errors.h"
+#include "common/float_block.h"
 #include "common/hiro/eval_record.h"
 #include "common/hiro/policy_file.h"
 #include "common/hiro/state_format.h"
 #include "common/pqt/state_format.h"
 #include "common/pqt/policy_layout.h"
+#include "common/td3_state_format.h"
 #include "envs/maze/factory.h"
 #include "envs/maze/tasks.h"
 #include "python/src/module.h"
@@ -62,13 +48,6 @@ namespace fs = std::filesystem;
 using namespace nb::literals;
 
 constexpr std::uint64_t kMaxRunMetaBytes = std::uint64_t{1} << 20;  // as `checkpoint show`
-constexpr std::uint64_t kMaxCodeBytes = std::uint64_t{1} << 20;     // as the PQT wing
-constexpr std::uint64_t kMaxActors = 256;                           // common/run_segment.h
-constexpr std::uint64_t kMaxQueuedSteps = std::uint64_t{1} << 16;   // as the HIRO wing
-constexpr std::uint64_t kMaxQueuedRecordBytes = std::uint64_t{1} << 20;
-constexpr std::uint64_t kSkipChunkBytes = std::uint64_t{1} << 20;  // replay rows read per chunk
-constexpr int kTd3ActorParams = 6;    // fc1, fc2, out: weight and bias
-constexpr int kTd3CriticParams = 12;  // both critics
 
 // Opens and verifies `path` as `ringrl checkpoint show` does.
 CheckpointReader open_checked(const std::string& path) {
@@ -91,15 +70,13 @@ nb::dict info(const std::string& path) {
   return d;
 }
 
-// One float32 tensor read as u64 count + data, checked against rows x cols.
+// One float block (common/float_block.h) of exactly the values `shape` holds, as a NumPy array.
 nb::object read_tensor(ByteReader& r, const std::string& name, std::vector<std::size_t> shape) {
   std::size_t n = 1;
   for (std::size_t s : shape) n *= s;
-  const auto count = r.get<std::uint64_t>();
-  if (count != n) r.fail(fmt::format("tensor {} of {} values, expected {}", name, count, n));
   float* p = new float[n == 0 ? 1 : n];
   nb::capsule owner(p, [](void* q) noexcept { delete[] static_cast<float*>(q); });
-  r.get_bytes(p, n * sizeof(float));
+  get_floats(r, p, n, "tensor " + name);
   return nb::cast(nb::ndarray<nb::numpy, float>(p, shape.size(), shape.data(), owner));
 }
 
@@ -109,22 +86,13 @@ void read_pqt(CheckpointReader& in, const std::vector<int>& lstm_sizes, int embe
   shape.embedding = embedding;
   const PolicyLayout layout(shape);
   ByteReader& r = in.section("pqt");
-  r.expect(pqt_format::kStateVersion, "pqt state version");
-  for (int k = 0; k < 3; ++k) r.get<std::uint64_t>();  // npe, batches, dropped
-  r.get<double>();                                      // best reward
-  r.get_string(kMaxCodeBytes);                          // best code
-  r.get<std::uint8_t>();                                // solved
-  r.get_string(kMaxCodeBytes);                          // solution
-  char tag[sizeof pqt_format::kLearnerTag];
-  r.get_bytes(tag, sizeof tag);
-  if (std::memcmp(tag, pqt_format::kLearnerTag, sizeof tag) != 0) r.fail("not a PQT learner state (bad tag)");
-  const auto fingerprint = r.get<std::uint64_t>();
-  if (fingerprint != layout.fingerprint())
+  pqt_format::read_section_head(r);
+  const pqt_format::LearnerHead head = pqt_format::read_learner_head(r);
+  if (head.fingerprint != layout.fingerprint())
     r.fail(fmt::format("learner state has policy layout fingerprint {}, the shape from the run's config {} "
                        "(a different policy shape)",
-                       fingerprint, layout.fingerprint()));
-  r.get<std::int32_t>();  // T
-  out["version"] = r.get<std::uint64_t>();
+                       head.fingerprint, layout.fingerprint()));
+  out["version"] = head.version;
   const auto count = r.get<std::uint64_t>();
   if (count != layout.tensors().size())
     r.fail(fmt::format("{} parameter tensors, the layout has {}", count, layout.tensors().size()));
@@ -139,107 +107,46 @@ void read_pqt(CheckpointReader& in, const std::vector<int>& lstm_sizes, int embe
   out["weights"] = weights;
 }
 
-// One TD3 agent: its shape, then every network under `prefix` (actor under the blob layout's
-// "<level>." names, the others as "<level>.<network>.").
+// One TD3 agent: its shape, then every network (the actor under the blob layout's "<level>."
+// names, the others as "<level>.<network>."); its Adam moments are read past.
 void read_td3(ByteReader& r, const std::string& level, nb::dict& weights, nb::dict& shapes) {
-  r.expect(hiro_format::kTd3Magic, "td3 agent magic");
-  r.expect(hiro_format::kTd3Version, "td3 agent version");
-  std::array<std::int32_t, 5> s{};
-  for (auto& v : s) v = r.get<std::int32_t>();
-  const auto [in, act, h1, h2, masked] = s;
-  if (in < 1 || act < 1 || h1 < 1 || h2 < 1 || masked < 0 || masked > in)
-    r.fail(fmt::format("td3 agent of shape (in {}, act {}, hidden {}-{}, masked {})", in, act, h1, h2, masked));
-  r.get<std::int64_t>();   // update counter
-  r.get<std::uint64_t>();  // rng
+  const td3_format::Td3Head h = td3_format::read_td3_head(r);
   nb::dict shape;
-  shape["input_dim"] = in;
-  shape["action_dim"] = act;
-  shape["hidden1"] = h1;
-  shape["hidden2"] = h2;
-  shape["masked_inputs"] = masked;
+  shape["input_dim"] = h.input_dim;
+  shape["action_dim"] = h.action_dim;
+  shape["hidden1"] = h.hidden1;
+  shape["hidden2"] = h.hidden2;
+  shape["masked_inputs"] = h.masked_inputs;
   shapes[level.c_str()] = shape;
-  const auto z = [](std::int32_t v) { return static_cast<std::size_t>(v); };
-  for (const char* net : {"actor", "critic1", "critic2", "actor_target", "critic1_target", "critic2_target"}) {
-    const bool actor = std::strncmp(net, "actor", 5) == 0;
-    const std::string prefix = level + "." + (std::string(net) == "actor" ? "" : std::string(net) + ".");
-    const std::size_t in1 = actor ? z(in) : z(in) + z(act);
-    const std::size_t in2 = actor ? z(h1) : z(h1) + z(act);
-    const std::size_t out = actor ? z(act) : 1;
-    const std::pair<const char*, std::vector<std::size_t>> tensors[] = {
-        {"fc1.weight", {z(h1), in1}}, {"fc1.bias", {z(h1)}}, {"fc2.weight", {z(h2), in2}},
-        {"fc2.bias", {z(h2)}},        {"out.weight", {out, z(h2)}}, {"out.bias", {out}}};
-    for (const auto& [name, dims] : tensors) weights[(prefix + name).c_str()] = read_tensor(r, prefix + name, dims);
+  for (const td3_format::TensorSpec& t : td3_format::td3_tensors(h)) {
+    const std::string name = level + "." + (t.network == "actor" ? "" : t.network + ".") + t.name;
+    weights[name.c_str()] = read_tensor(r, name, t.dims);
   }
-  // The actor's and the critics' Adam moments (not returned): per parameter a u8 flag, then
-  // (flag 1) the i64 step and the two moments as u64 floats + data.
-  std::vector<float> scratch;
-  for (int k = 0; k < kTd3ActorParams + kTd3CriticParams; ++k) {
-    const auto present = r.get<std::uint8_t>();
-    if (present > 1) r.fail(fmt::format("Adam state flag {}", present));
-    if (present == 0) continue;
-    r.get<std::int64_t>();
-    for (int moment = 0; moment < 2; ++moment) {
-      const auto count = r.get<std::uint64_t>();
-      if (count > r.remaining() / sizeof(float)) r.fail(fmt::format("Adam moment of {} values", count));
-      scratch.resize(static_cast<std::size_t>(count));
-      r.get_bytes(scratch.data(), scratch.size() * sizeof(float));
-    }
-  }
+  for (int k = 0; k < td3_format::kAdamEntries; ++k)
+    if (td3_format::read_adam_step(r) > 0)
+      for (const char* moment : {"Adam first moment", "Adam second moment"}) skip_floats(r, moment);
   // ZERO_OBS: the actor's input mask (the blob layout's input_mask), leading `masked` zeros.
-  float* mask = new float[z(in)];
-  for (std::int32_t k = 0; k < in; ++k) mask[k] = k < masked ? 0.0f : 1.0f;
+  const auto in_dim = static_cast<std::size_t>(h.input_dim);
+  float* mask = new float[in_dim];
+  for (std::size_t k = 0; k < in_dim; ++k) mask[k] = static_cast<std::int32_t>(k) < h.masked_inputs ? 0.0f : 1.0f;
   nb::capsule owner(mask, [](void* q) noexcept { delete[] static_cast<float*>(q); });
-  const std::size_t dims[1] = {z(in)};
+  const std::size_t dims[1] = {in_dim};
   weights[(level + ".input_mask").c_str()] = nb::cast(nb::ndarray<nb::numpy, float>(mask, 1, dims, owner));
 }
 
-// One FIFO replay (learner/td3/fifo_replay.cc): magic "FIFO", version 1, u64 capacity, i32
-// row floats, u64 size, u64 added, then size rows of float32, read in bounded chunks and
-// dropped. Returns the rows it held.
+// One FIFO replay, read past; returns the rows it held.
 std::uint64_t skip_replay(ByteReader& r) {
-  r.expect(hiro_format::kReplayMagic, "replay magic");
-  r.expect(hiro_format::kReplayVersion, "replay version");
-  const auto capacity = r.get<std::uint64_t>();
-  const auto width = r.get<std::int32_t>();
-  const auto size = r.get<std::uint64_t>();
-  const auto added = r.get<std::uint64_t>();
-  if (width < 1 || size > capacity || size != std::min(added, capacity))
-    r.fail(fmt::format("replay holds {} rows of {} floats after {} adds, capacity {}", size, width, added, capacity));
-  std::uint64_t left = size * static_cast<std::uint64_t>(width) * sizeof(float);
-  if (left > r.remaining()) r.fail(fmt::format("replay rows need {} bytes, {} left", left, r.remaining()));
-  std::vector<char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(left, kSkipChunkBytes)));
-  while (left > 0) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
-    r.get_bytes(chunk.data(), n);
-    left -= n;
-  }
-  return size;
+  const td3_format::ReplayHead h = td3_format::read_replay_head(r);
+  r.skip(h.row_bytes());
+  return h.size;
 }
 
 void read_hiro(CheckpointReader& in, nb::dict& out) {
   ByteReader& r = in.section("hiro");
-  const auto version = r.get<std::uint32_t>();
-  if (version != hiro_format::kStateVersion && version != hiro_format::kStateVersionNoStreams)
-    r.fail(fmt::format("hiro state version {}, this build reads {} and {}", version, hiro_format::kStateVersionNoStreams,
-                       hiro_format::kStateVersion));
-  out["env_steps"] = r.get<std::uint64_t>();
-  r.get<std::uint64_t>();  // low updates
-  r.get<std::uint64_t>();  // high updates
-  r.get<std::uint64_t>();  // evaluations
-  r.get<hiro::HiroEvalRecord>();
-  out["best_success"] = r.get<double>();
-  r.get<double>();  // intrinsic reward
-  r.get_vector<std::uint64_t>(kMaxActors);
-  if (version == hiro_format::kStateVersion) r.get_vector<std::uint64_t>(kMaxActors);
-  const auto queued = r.get<std::uint64_t>();
-  if (queued > kMaxQueuedSteps) r.fail(fmt::format("{} queued steps, at most {}", queued, kMaxQueuedSteps));
-  for (std::uint64_t k = 0; k < queued; ++k) {
-    r.get<std::uint32_t>();
-    r.get_vector<std::byte>(kMaxQueuedRecordBytes);
-  }
-  r.expect(hiro_format::kLearnerMagic, "hiro learner magic");
-  r.expect(hiro_format::kLearnerVersion, "hiro learner version");
-  r.get<std::uint64_t>();  // rng
+  const hiro_format::SectionHead head = hiro_format::read_section_head(r);
+  out["env_steps"] = head.env_steps;
+  out["best_success"] = head.best_success;
+  hiro_format::read_learner_head(r);
   nb::dict weights, shapes;
   read_td3(r, "low", weights, shapes);
   read_td3(r, "meta", weights, shapes);
