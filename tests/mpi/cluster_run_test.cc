@@ -618,17 +618,8 @@ TEST_F(ClusterRun, TwoRankGaGivesTheOneRankResult) {
 // The same for one run across nodes, 4 ranks: a node that cannot write its node directory
 // (--node-dir) refuses the job in rank 0's one line, at once.
 TEST_F(ClusterRun, ANodeThatCannotWriteItsNodeDirectoryEndsTheJobInOneLine) {
-  fs::create_directories(dir_);
-  std::ofstream(dir_ / "node-2") << "in the way";
-  const auto t0 = std::chrono::steady_clock::now();
-  const Outcome r =
-      run(cat(mpirun(4), pqt_args(dir_ / "run", {"--max-npe", "3000", "--node-dir", (dir_ / "node-{rank}").string()})));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
-  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.err;
-  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
-  EXPECT_NE(r.err.find("ringrl: error: rank 2 on "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("its node directory " + (dir_ / "node-2").string()), std::string::npos) << r.err;
-  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u);
+  expect_refused_for_node_directory(
+      dir_, cat(mpirun(4), pqt_args(dir_ / "run", {"--max-npe", "3000", "--node-dir", (dir_ / "node-{rank}").string()})));
 }
 
 TEST_F(ClusterRun, RanksWithOtherSettingsAreRefusedInOneLine) {

@@ -23,12 +23,7 @@ constexpr int kRanks = 16;
 
 class ClusterScale : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("ringrl-scale-") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
-            std::to_string(getpid()));
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = test_dir("ringrl-scale"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };

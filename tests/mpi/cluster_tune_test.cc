@@ -99,16 +99,7 @@ TEST_F(ClusterTune, TrialsLandOnEveryRankTheirResultsAreGatheredAndARerunSkipsTh
 // the way), one of 4: rank 0 refuses the job in one line naming it, at once; no rank waits in a
 // collective for it (before, the job hung until its time limit).
 TEST_F(ClusterTune, ARankThatCannotWriteItsNodeDirectoryEndsTheJobInOneLine) {
-  fs::create_directories(dir_);
-  std::ofstream(dir_ / "node-2") << "in the way";
-  const auto t0 = std::chrono::steady_clock::now();
-  const Outcome r = run(cat(mpirun(4), tune_args(dir_, kBudget, "0,1,2,3")));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
-  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.err;
-  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
-  EXPECT_NE(r.err.find("ringrl: error: rank 2 on "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("its node directory " + (dir_ / "node-2").string()), std::string::npos) << r.err;
-  EXPECT_EQ(processes_naming({dir_.string()}).size(), 0u);
+  expect_refused_for_node_directory(dir_, cat(mpirun(4), tune_args(dir_, kBudget, "0,1,2,3")));
 }
 
 TEST_F(ClusterTune, RanksStartedWithOtherSettingsAreRefusedInOneLine) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/common/child_process.h"
@@ -85,6 +87,31 @@ inline std::vector<pid_t> processes_naming(const std::vector<std::string>& needl
     if (all) pids.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return pids;
+}
+
+// A fresh directory for the running test: TMP/<prefix>-<test name>-<pid>, removed first.
+inline fs::path test_dir(const std::string& prefix) {
+  const fs::path d = fs::temp_directory_path() /
+                     (prefix + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                      std::to_string(getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+// Runs `job` (an mpirun line whose ranks use `dir`/node-{rank} as their node directory) with a
+// file where rank 2's node directory should be, and checks that the job ended at once, exit 2,
+// in one error line naming rank 2 and the directory, leaving no process.
+inline void expect_refused_for_node_directory(const fs::path& dir, const std::vector<std::string>& job) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "node-2") << "in the way";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome r = run(job);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.err;
+  EXPECT_EQ(count(r.err, "ringrl: error:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("ringrl: error: rank 2 on "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("its node directory " + (dir / "node-2").string()), std::string::npos) << r.err;
+  EXPECT_EQ(processes_naming({dir.string()}).size(), 0u);
 }
 
 }  // namespace ringrl::testing
