@@ -27,8 +27,7 @@
 #include "common/supervisor.h"
 #include "common/work_gate.h"
 #include "learner/local_actors.h"
-#include "learner/unit_order.h"
-#include "learner/work_dealer.h"
+#include "learner/gated_work.h"
 #include "common/process_modes.h"
 
 namespace ringrl::learner {
@@ -437,51 +436,36 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   plan.launch = [&](std::uint32_t slot) { return pool.launch(slot); };
   SourceList sources(o.remote ? std::vector<ActorSource*>{&local, o.remote} : std::vector<ActorSource*>{&local}, plan);
 
-  // The work gate: the units the algorithm retired (units pass to it in ticket order,
-  // learner/unit_order.h; records made with an earlier repetition's weights, which the driver
-  // discards, retire as they pass; a unit a dead actor held, or one stalled past the unit
-  // timeout, is skipped), plus the units the algorithm lets the actors sample ahead, dealt to
-  // the participants that have room (learner/work_dealer.h). Tickets count from 0 in every invocation (each
-  // participant's claim counter starts with its segment).
-  UnitOrder order(per_unit);
-  // Each actor may hold two units: the one it works on and the one waiting in its ring.
+  // The work gate (learner/gated_work.h): for an algorithm that bounds its lag, units are
+  // dealt to the participants with room, two per actor (the one it works on and the one
+  // waiting in its ring), and reach the algorithm in ticket order. Records the driver discards
+  // (made with an earlier repetition's weights) retire as they pass. Tickets count from 0 in
+  // every invocation (each participant's claim counter starts with its segment).
   std::vector<std::uint32_t> room(participants, 2 * per_node);
   room[0] = 2 * o.actors;
-  WorkDealer dealer(room, per_unit);
+  GatedWork gate(room, per_unit,
+                 std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.unit_timeout_s)));
   const std::uint64_t retired_before = algo.records_retired();
   std::uint64_t discarded = 0;
-  std::vector<std::uint64_t> granted(participants, 0), permits(participants, 0);
+  std::vector<std::uint64_t> granted(participants, 0);
   std::vector<LostUnit> lost;
+  bool gated = false;  // this repetition's algorithm bounds its lag
   auto update_gate = [&] {
     const std::uint64_t ahead = algo.units_ahead();
     if (ahead >= kMaxUnitsInFlight)
       throw UsageError(fmt::format("the work gate lets actors sample {} units ahead: expected fewer than {} (a smaller "
                                    "max_lag or batches_per_update)",
                                    ahead, kMaxUnitsInFlight));
-    if (ahead == 0) {
-      permits.assign(participants, kUnlimitedWork);
-    } else {
-      lost.clear();
-      sources.lost_units(lost);
-      for (const LostUnit& u : lost)
-        if (const auto t = dealer.ticket_of_local(u.participant, u.ticket)) {
-          order.lost(*t);
-          dealer.release(*t);
-        }
-      dealer.forget_below(order.next());
-      // Records retired, discarded or never to come, in whole units: a unit half fed before its
-      // actor died completes with the next one's records.
-      const std::uint64_t passed = algo.records_retired() - retired_before + discarded + order.missing();
-      dealer.deal((passed + per_unit - 1) / per_unit + ahead);
-      for (std::uint32_t p = 0; p < participants; ++p) permits[p] = dealer.local_permits(p);
-    }
+    lost.clear();
+    sources.lost_units(lost);
+    const std::vector<std::uint64_t> permits =
+        ahead == 0 ? std::vector<std::uint64_t>(participants, kUnlimitedWork)
+                   : gate.permits(lost, algo.records_retired() - retired_before + discarded, ahead);
     if (permits != granted) {
       granted = permits;  // after the publication they allow
       sources.grant(permits);
     }
   };
-  std::vector<std::uint64_t> late_by_participant(participants, 0);  // records of skipped units, per participant
-  bool gated_run = false;
 
   if (participants > 1) {  // the nodes of the run, beside its metrics
     nlohmann::json nodes = {{"actors_per_node", per_node}, {"nodes", participants}};
@@ -510,7 +494,6 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     sources.publish(blob.data(), blob.size(), pool.publish(blob.data(), blob.size(), algo.version()));
   };
 
-  const auto unit_timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.unit_timeout_s));
   for (std::uint32_t rep = first_rep; rep < o.repetitions && !shutdown_requested(); ++rep) {
     if (!dir.to_run(rep)) continue;
     algo.begin_repetition(rep);
@@ -560,23 +543,10 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       reporter.lag(lag);
       return true;
     };
-    // Takes one record from a source: gated work goes through the unit order.
-    const bool gated = algo.units_ahead() > 0;
-    gated_run = gated;
+    // Takes one record from a source: gated work goes through the gate's unit order.
+    gated = algo.units_ahead() > 0;
     auto take = [&](std::uint32_t slot, const RecordView& rec) {
-      if (!gated) return feed(slot, rec);
-      const std::uint32_t p = sources.participant_of(slot);
-      const std::optional<std::uint64_t> ticket = dealer.ticket(p, rec.unit);
-      if (!ticket) {  // a unit passed and forgotten
-        order.count_late();
-        ++late_by_participant[p];
-        return true;
-      }
-      const std::uint64_t late = order.late();
-      if (!order.offer(slot, *ticket, rec, feed)) return false;
-      if (order.late() != late) ++late_by_participant[p];
-      dealer.arrived(*ticket);
-      return true;
+      return gated ? gate.take(sources.participant_of(slot), slot, rec, feed) : feed(slot, rec);
     };
 
     // A source that can no longer deliver, or delivers garbage, ends the run with a
@@ -594,15 +564,12 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     Backoff idle;
     while (!stop_rep && !shutdown_requested()) {
       const std::uint64_t got =
-          or_checkpoint([&] { return sources.poll(take) + (gated ? order.release(feed) : 0); });
-      if (gated) {
-        if (algo.wants_records() && order.skip_stalled(Clock::now(), unit_timeout)) {
-          dealer.release(order.next() - 1);
+          or_checkpoint([&] { return sources.poll(take) + (gated ? gate.release(feed) : 0); });
+      if (gated && algo.wants_records())
+        if (const auto skipped = gate.skip_stalled(Clock::now()))
           spdlog::warn("train: unit {} did not arrive within {:g} s while later units waited; skipped (its records "
                        "are discarded if they come)",
-                       order.next() - 1, o.unit_timeout_s);
-        }
-      }
+                       *skipped, o.unit_timeout_s);
       if (algo.solved() && o.stop_on_success) stop_rep = true;
       if (o.max_budget > 0 && algo.budget_used() >= o.max_budget) stop_rep = true;
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
@@ -662,13 +629,13 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     std::string line = "train: records taken:";
     for (std::size_t k = 0; k < taken.size(); ++k)
       line += fmt::format(" {} from {} ({} restart(s){}),", taken[k].records, taken[k].name, taken[k].restarts,
-                          gated_run ? fmt::format(", {} late", late_by_participant[k]) : std::string());
+                          gated ? fmt::format(", {} late", gate.late_of(static_cast<std::uint32_t>(k))) : std::string());
     line.pop_back();
     spdlog::info("{}", line);
   }
   std::tie(summary.lag_p50, summary.lag_max) = median_max(lags);
-  summary.late_records = order.late();
-  summary.skipped_units = order.skipped();
+  summary.late_records = gate.late();
+  summary.skipped_units = gate.skipped();
   return summary;
 }
 
