@@ -13,7 +13,8 @@
 //             message in flight per node, the newest wins) while every node takes what comes:
 //             the weights messages and bytes rank 0 sent per publication.
 //
-// Rank 0 prints one JSON line (stdout); other ranks print nothing. Without mpirun, or with one
+// Rank 0 runs its MPI progress thread throughout, as rank 0 of a run does (mpi/comm.h), and
+// prints one JSON line (stdout); other ranks print nothing. Without mpirun, or with one
 // rank, a UsageError says how to start it.
 #include <algorithm>
 #include <atomic>
@@ -215,6 +216,9 @@ int run_link_bench(const LinkCli& c) {
     throw UsageError("bench link times the links between ranks: start it with 2 or more, e.g. "
                      "mpirun -np 2 ringrl bench link");
   nlohmann::json out;
+  // Rank 0 moves its messages on a thread of their own, as in a run across nodes (mpi/comm.h;
+  // the collectives below stop it while they run).
+  if (comm->rank() == 0) out["progress_thread"] = comm->start_progress_thread();
   if (comm->rank() == 0)
     out["records"] = records_learner(*comm, c);
   else

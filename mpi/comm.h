@@ -1,7 +1,7 @@
 // The world communicator of an MPI job, behind an interface with no MPI type in it.
 //
 // Contract:
-// * Comm::init() initialises MPI once per process (MPI_Init_thread, MPI_THREAD_FUNNELED) and
+// * Comm::init() initialises MPI once per process (MPI_Init_thread, MPI_THREAD_SERIALIZED) and
 //   returns the one owner; its destructor waits (bounded) for the sends it posted and
 //   finalises MPI. Built without MPI, init() throws UsageError(kNoMpi): one line.
 // * One thread uses a Comm: the thread that called init() (the command's main thread).
@@ -9,12 +9,21 @@
 //   the bytes until the send completes, so no two ranks can deadlock sending to each other;
 //   progress() retires completed sends and try_receive() polls without blocking either
 //   (MPI_Improbe, then MPI_Imrecv of the whole message, returned once it has all arrived: a
-//   sender that hangs mid-message never hangs the receiver, and holds up none of the other
-//   senders' messages on that tag: each sender has its own message in progress, and the senders
-//   are probed in turn). A message is at most kMaxMessageBytes.
+//   sender that hangs mid-message never hangs the receiver, and holds up only its own later
+//   messages: each sender has its own message in progress, and the senders are probed in
+//   turn). Messages of other tags that arrive meanwhile wait in the Comm for their caller. A
+//   message is at most kMaxMessageBytes.
 // * Messages between one pair of ranks with one tag arrive in the order they were posted
-//   (MPI's non-overtaking rule); nothing is promised across tags or senders. A caller that
-//   polls one tag both by name and with kAnyTag at the same time may see them out of order.
+//   (MPI's non-overtaking rule), asked for by tag or with kAnyTag alike; nothing is promised
+//   across tags or senders.
+// * start_progress_thread() (rank 0 of a run across nodes, while its learner computes): from
+//   then until stop_progress_thread() or the Comm's end, a thread of the Comm's own makes every
+//   MPI call, so messages move while the caller's thread is busy for seconds. post() queues the
+//   send for it, try_receive() takes what it received, progress(), in_flight() and flush() see
+//   the sends it completed: the two threads meet through lock-free single-producer queues
+//   (common/spsc_queue.h), and the rest of this contract holds unchanged. The thread polls,
+//   backing off to sleeps of at most 200 us when idle; a post() wakes it. An MPI error on it
+//   is rethrown by the caller's next call. broadcast() and barrier() stop it while they run.
 // * abort() ends every rank of the job (MPI_Abort): for a rank that cannot go on and whose
 //   peers would otherwise wait for it. forsake() is for a rank that found a peer hung: its
 //   destructor then skips MPI_Finalize (which would wait for that peer forever), and the
@@ -81,6 +90,13 @@ class Comm {
   [[noreturn]] void abort(int code);
   /// A peer is hung: do not finalise MPI at the end (see the contract).
   void forsake() noexcept;
+  /// Moves every MPI call onto the Comm's own thread until it ends (see the contract). Returns
+  /// false, changing nothing, where MPI gives less than MPI_THREAD_SERIALIZED; true if running.
+  bool start_progress_thread();
+  /// Ends the progress thread (joins it); its sends and receives become the caller's again.
+  void stop_progress_thread() noexcept;
+  /// True while the progress thread runs.
+  bool progress_thread() const noexcept;
 
   struct Impl;
 

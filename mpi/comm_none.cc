@@ -29,5 +29,8 @@ std::string Comm::broadcast(std::string bytes, int) { return bytes; }
 void Comm::barrier() {}
 void Comm::abort(int code) { std::exit(code); }
 void Comm::forsake() noexcept {}
+bool Comm::start_progress_thread() { return false; }
+void Comm::stop_progress_thread() noexcept {}
+bool Comm::progress_thread() const noexcept { return false; }
 
 }  // namespace ringrl::mpi

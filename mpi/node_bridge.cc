@@ -124,6 +124,9 @@ void MpiRemoteActors::start(const learner::SourcePlan& plan) {
   std::vector<int> ranks;
   for (const auto& n : nodes_) ranks.push_back(n.rank);
   fanout_ = std::make_unique<mpi::WeightFanout>(comm_, ranks, mpi::kBridgeControl);
+  // From here on records, status and weights move while the learner computes.
+  if (!comm_.start_progress_thread())
+    spdlog::warn("cluster: MPI gives no MPI_THREAD_SERIALIZED; rank 0's messages move only between learner steps");
   started_ = true;
   spdlog::info("cluster: {} actor node(s), {} actor(s) each: {}", nodes_.size(), per_node_, [&] {
     std::string s;

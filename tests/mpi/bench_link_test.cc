@@ -56,6 +56,7 @@ TEST(BenchLink, TwoRanksPrintOneLineOfConsistentFigures) {
   EXPECT_GT(per_message, kBlobBytes);
   EXPECT_LT(per_message, kBlobBytes + 128);
   EXPECT_FALSE(j.at("host").get<std::string>().empty());
+  EXPECT_TRUE(j.at("progress_thread").get<bool>()) << "rank 0 moves its messages as a run does";
 }
 
 }  // namespace
