@@ -32,7 +32,31 @@ if(CUDAToolkit_FOUND AND TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
   set(TORCH_CUDA_USE_NVTX3 ON)
 endif()
 
-find_package(Torch REQUIRED)
+if(RINGRL_TORCH_ROOT AND NOT CUDAToolkit_FOUND)
+  # The PyPI wheel is a CUDA build, and its CMake package insists on a CUDA toolkit (nvcc and
+  # the CUDA libraries) even for CPU code: a machine without one would stop here. `torch` is
+  # then made from the wheel's own CPU libraries, with the headers, definitions and standard
+  # the package gives: a CPU-only LibTorch (no torch_cuda target, no CUDA device; docs/gpu.md).
+  set(TORCH_INSTALL_PREFIX "${RINGRL_TORCH_ROOT}")
+  execute_process(COMMAND ${RINGRL_TORCH_PYTHON} -c "import torch, sys; sys.stdout.write(torch.__version__.split('+')[0])"
+                  OUTPUT_VARIABLE Torch_VERSION RESULT_VARIABLE _ringrl_torch_rc)
+  set(TORCH_INCLUDE_DIRS "${TORCH_INSTALL_PREFIX}/include" "${TORCH_INSTALL_PREFIX}/include/torch/csrc/api/include")
+  set(TORCH_LIBRARY "${TORCH_INSTALL_PREFIX}/lib/libtorch_cpu.so")
+  set(c10_LIBRARY "${TORCH_INSTALL_PREFIX}/lib/libc10.so")
+  if(NOT _ringrl_torch_rc EQUAL 0 OR NOT EXISTS "${TORCH_LIBRARY}" OR NOT EXISTS "${c10_LIBRARY}")
+    message(FATAL_ERROR "ringrl: no CUDA toolkit, and the torch wheel under ${TORCH_INSTALL_PREFIX} has no "
+                        "lib/libtorch_cpu.so and lib/libc10.so to build on the CPU with")
+  endif()
+  add_library(torch INTERFACE IMPORTED)
+  set_target_properties(torch PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIRS}"
+    INTERFACE_COMPILE_DEFINITIONS "USE_DISTRIBUTED;USE_C10D_GLOO;USE_RPC;USE_TENSORPIPE"
+    INTERFACE_COMPILE_FEATURES cxx_std_20
+    INTERFACE_LINK_LIBRARIES "${TORCH_LIBRARY};${c10_LIBRARY}")
+  message(STATUS "ringrl: no CUDA toolkit found: LibTorch ${Torch_VERSION} from the wheel's CPU libraries only")
+else()
+  find_package(Torch REQUIRED)
+endif()
 if(RINGRL_TORCH_ROOT)
   foreach(_lib TORCH_LIBRARY c10_LIBRARY)
     string(FIND "${${_lib}}" "${RINGRL_TORCH_ROOT}/" _at)
