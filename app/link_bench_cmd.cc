@@ -134,7 +134,10 @@ double weights_round(mpi::Comm& comm, std::string& blob, bool broadcast) {
     for (int r = 1; r < comm.size(); ++r) comm.post(r, mpi::kBenchBlob, blob);
   } else {
     std::optional<mpi::Message> m;
-    while (!(m = comm.try_receive(mpi::kBenchBlob))) comm.progress();
+    while (!(m = comm.try_receive(mpi::kBenchBlob))) {
+      comm.progress();
+      std::this_thread::yield();  // rank 0's progress thread may share this core
+    }
     blob = std::move(m->bytes);
   }
   if (comm.rank() != 0) {
@@ -142,8 +145,11 @@ double weights_round(mpi::Comm& comm, std::string& blob, bool broadcast) {
     comm.flush(std::chrono::seconds(10));
     return 0;
   }
-  for (int got = 1; got < comm.size();)
-    if (comm.try_receive(mpi::kBenchReply)) ++got;
+  // Yielding between polls: rank 0's progress thread needs a core (2 ranks share 2 here).
+  for (int got = 1; got < comm.size();) {
+    while (!comm.try_receive(mpi::kBenchReply)) std::this_thread::yield();
+    ++got;
+  }
   comm.flush(std::chrono::seconds(10));
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
@@ -225,6 +231,10 @@ int run_link_bench(const LinkCli& c) {
     records_node(*comm, c);
   comm->barrier();
   for (const bool bcast : {true, false}) {
+    // MPI_Bcast is the caller's own collective: rank 0's progress thread is off for those
+    // rounds (a run sends its weights, with the thread on).
+    if (comm->rank() == 0 && bcast) comm->stop_progress_thread();
+    if (comm->rank() == 0 && !bcast) comm->start_progress_thread();
     std::vector<double> us;
     std::string blob(c.blob_bytes, 'w');
     for (std::uint32_t i = 0; i < c.rounds; ++i) us.push_back(weights_round(*comm, blob, bcast));

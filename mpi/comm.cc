@@ -32,6 +32,8 @@ constexpr auto kFlushPoll = std::chrono::microseconds(200);  // between tests of
 constexpr std::size_t kOutboxSlots = 1024, kDoneSlots = 4096, kInboxSlots = 1024;
 constexpr auto kIdleMinSleep = std::chrono::microseconds(20);
 constexpr auto kIdleMaxSleep = std::chrono::microseconds(200);
+// With a message in flight, the thread polls without sleeping this long after its last event.
+constexpr auto kHotPoll = std::chrono::milliseconds(2);
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -173,6 +175,7 @@ struct Comm::Impl {
     Worker& w = *worker;
     Backoff idle;  // spins and yields; the sleeps are the loop's own (a post() cuts them short)
     auto sleep = kIdleMinSleep;
+    auto last_event = std::chrono::steady_clock::now();
     try {
       while (!w.stop.load(std::memory_order_acquire)) {
         bool busy = false;
@@ -192,11 +195,19 @@ struct Comm::Impl {
           w.unqueued.pop_front();
           busy = true;
         }
+        const auto now = std::chrono::steady_clock::now();
         if (busy) {
           idle.reset();
           sleep = kIdleMinSleep;
-        } else if (idle.polls() < Backoff::kSpinPolls + Backoff::kYieldPolls) {
-          idle.pause();
+          last_event = now;
+        } else if (idle.polls() < Backoff::kSpinPolls + Backoff::kYieldPolls ||
+                   ((!pending.empty() || !incoming.empty()) && now - last_event < kHotPoll)) {
+          // A large message moves only while both ends call MPI: with one in flight, no sleep
+          // for a while after the last event.
+          if (idle.polls() < Backoff::kSpinPolls + Backoff::kYieldPolls)
+            idle.pause();
+          else
+            std::this_thread::yield();
         } else {
           std::unique_lock lock(w.mutex);
           w.sleeping.store(true);  // seq_cst, as post()'s fence: one of the two sees the other
