@@ -160,9 +160,14 @@ void run_policy_video(const RenderCmdOptions& o) {
   v.env = o.env;
   v.out = o.out;
   const actors::PolicyVideoResult r = actors::render_policy_video(o.policy, v);
-  std::printf("wrote %s (%s, %d frames of %dx%d, %d env steps at the evaluation target): final distance %.3f, %s\n",
+  std::string block;
+  if (r.has_block)
+    block = fmt::format("; the block from ({:.2f}, {:.2f}, {:.2f}) to ({:.2f}, {:.2f}, {:.2f})", r.block_start[0],
+                        r.block_start[1], r.block_start[2], r.block_end[0], r.block_end[1], r.block_end[2]);
+  std::printf("wrote %s (%s, %d frames of %dx%d, %d env steps at the evaluation target): final distance %.3f, %s; "
+              "the ant ends at (%.2f, %.2f)%s\n",
               o.out.c_str(), o.env.c_str(), r.frames, v.width, v.height, r.steps, r.final_distance,
-              r.success ? "success" : "no success");
+              r.success ? "success" : "no success", r.final_x, r.final_y, block.c_str());
 }
 
 void run_render(const RenderCmdOptions& o) {

@@ -21,9 +21,11 @@
 //   MPI call, so messages move while the caller's thread is busy for seconds. post() queues the
 //   send for it, try_receive() takes what it received, progress(), in_flight() and flush() see
 //   the sends it completed: the two threads meet through lock-free single-producer queues
-//   (common/spsc_queue.h), and the rest of this contract holds unchanged. The thread polls,
-//   backing off to sleeps of at most 200 us when idle; a post() wakes it. An MPI error on it
-//   is rethrown by the caller's next call. broadcast() and barrier() stop it while they run.
+//   (common/spsc_queue.h), and the rest of this contract holds unchanged. The thread polls:
+//   with a message in flight it keeps polling (yielding) until 2 ms after its last event, as a
+//   large message moves only while both ends call MPI; otherwise it backs off to sleeps of at
+//   most 200 us, which a post() cuts short. An MPI error on it is rethrown by the caller's
+//   next call. broadcast() and barrier() stop it while they run.
 // * abort() ends every rank of the job (MPI_Abort): for a rank that cannot go on and whose
 //   peers would otherwise wait for it. forsake() is for a rank that found a peer hung: its
 //   destructor then skips MPI_Finalize (which would wait for that peer forever), and the

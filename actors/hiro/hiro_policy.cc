@@ -6,6 +6,7 @@
 
 #include "common/byte_codec.h"
 #include "common/errors.h"
+#include "envs/maze/ant_env.h"
 #include "envs/maze/factory.h"
 #include "envs/maze/video.h"
 
@@ -88,6 +89,9 @@ PolicyVideoResult render_policy_video(const std::string& path, const PolicyVideo
   envs::maze::VideoWriter video(o.out, o.width, o.height, o.fps);
   video.add(camera.frame(*env, nullptr));
   PolicyVideoResult r;
+  const auto* ant = dynamic_cast<const envs::maze::AntMazeEnv*>(env.get());
+  r.has_block = ant != nullptr && ant->has_block();
+  if (r.has_block) r.block_start = ant->block_position();
   r.final_distance = spec.task.distance(envs::Span<const float>(s), envs::Span<const float>(G));
   for (int t = 0; t < steps; ++t) {
     policy.act(s.data(), G.data(), a.data());
@@ -100,6 +104,9 @@ PolicyVideoResult render_policy_video(const std::string& path, const PolicyVideo
   video.close();
   r.frames = video.frames();
   r.steps = steps;
+  r.final_x = s[0];
+  r.final_y = s[1];
+  if (r.has_block) r.block_end = ant->block_position();
   r.success = r.final_distance < spec.task.success_threshold;
   return r;
 }

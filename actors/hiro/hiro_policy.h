@@ -19,6 +19,7 @@
 // * One thread uses an instance; act() does not allocate.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,6 +73,9 @@ struct PolicyVideoResult {
   int steps = 0;
   float final_distance = 0;
   bool success = false;  // final distance < the task's threshold (§10.6)
+  float final_x = 0, final_y = 0;  // where the ant (or point) ends
+  bool has_block = false;          // Push and Fall: where their block starts and ends
+  std::array<double, 3> block_start{}, block_end{};
 };
 
 /// Renders one evaluation episode of the policy file `policy` (contract above).

@@ -26,6 +26,8 @@ class AntMazeEnv final : public MujocoMazeEnv {
 
   /// Block centre (x, y, z) in world coordinates; only for Push and Fall.
   std::array<double, 3> block_position() const noexcept;
+  /// True for Push and Fall (their block moves).
+  bool has_block() const noexcept { return block_x_adr_ >= 0 || block_y_adr_ >= 0 || block_z_adr_ >= 0; }
 
   /// The static spec of a kind without building a model.
   static EnvSpec make_spec(MazeKind kind, TaskMode mode);

@@ -3,6 +3,7 @@
 // actors on 100 observations; HiroPolicy steps the two levels as the evaluator does; damaged
 // and foreign files are refused with CorruptData.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "common/checkpoint.h"
 #include "common/errors.h"
 #include "common/hiro/policy_file.h"
+#include "envs/maze/ant_env.h"
 #include "envs/maze/factory.h"
 #include "envs/maze/video.h"
 #include "learner/hiro/hiro_learner.h"
@@ -182,10 +184,10 @@ TEST(PolicyFile, AShapeThatDoesNotFitTheEnvIsRefused) {
   EXPECT_THROW((void)actors::policy_actor_options(e.file.info), CorruptData);
 }
 
-// An ant-maze policy file with random weights (hidden 32): enough to drive an episode.
-fs::path random_ant_policy(const std::string& name) {
+// An ant-maze (or `env`) policy file with random weights (hidden 32): enough to drive an episode.
+fs::path random_ant_policy(const std::string& name, const std::string& env = "ant-maze") {
   actors::HiroActorOptions ao;
-  ao.env = "ant-maze";
+  ao.env = env;
   ao.goal_space = hiro::GoalSpaceKind::kOrig;
   ao.hidden = 32;
   hiro::PolicyFile f;
@@ -229,6 +231,8 @@ TEST(PolicyVideo, AnEpisodeGivesOneFrameAtTheResetAndOneEveryNSteps) {
     EXPECT_EQ(r.steps, 30);
     EXPECT_EQ(envs::maze::count_video_frames(o.out), 1 + 30 / 4) << ext;
     EXPECT_GT(r.final_distance, 0.0f);
+    EXPECT_NEAR(r.final_distance, std::hypot(r.final_x - 0.0f, r.final_y - 16.0f), 1e-3f) << "AntMaze's target (0, 16)";
+    EXPECT_FALSE(r.has_block);
     fs::remove(o.out);
   }
   actors::PolicyVideoOptions wrong;
@@ -237,6 +241,32 @@ TEST(PolicyVideo, AnEpisodeGivesOneFrameAtTheResetAndOneEveryNSteps) {
   EXPECT_THROW((void)actors::render_policy_video(policy.string(), wrong), UsageError);
   EXPECT_FALSE(fs::exists(wrong.out));
   fs::remove(policy);
+}
+
+// Push and Fall say where their block started and ended: the block of an episode's reset, and
+// a block that only the ant can have moved.
+TEST(PolicyVideo, PushAndFallSayWhereTheBlockStartedAndEnded) {
+  if (!envs::maze::video_support()) GTEST_SKIP() << "this build has no video libraries";
+  for (const char* env : {"ant-push", "ant-fall"}) {
+    const fs::path policy = random_ant_policy(std::string(env) + ".policy", env);
+    actors::PolicyVideoOptions o;
+    o.env = env;
+    o.out = temp_file(std::string(env) + ".gif").string();
+    o.width = 32;
+    o.height = 24;
+    o.steps = 20;
+    o.every = 10;
+    const actors::PolicyVideoResult r = actors::render_policy_video(policy.string(), o);
+    ASSERT_TRUE(r.has_block) << env;
+    const auto fresh = envs::maze::make_maze_env(env, {});
+    const auto* ant = dynamic_cast<const envs::maze::AntMazeEnv*>(fresh.get());
+    ASSERT_NE(ant, nullptr);
+    for (int k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ(r.block_start[k], ant->block_position()[k]) << env << " axis " << k;
+    EXPECT_GT(r.block_start[2], 0.0) << "a block stands on the floor (or, in Fall, on its ledge)";
+    for (int k = 0; k < 3; ++k) EXPECT_TRUE(std::isfinite(r.block_end[k]));
+    fs::remove(o.out);
+    fs::remove(policy);
+  }
 }
 
 }  // namespace
