@@ -13,8 +13,9 @@
 //             message in flight per node, the newest wins) while every node takes what comes:
 //             the weights messages and bytes rank 0 sent per publication.
 //
-// Rank 0 runs its MPI progress thread throughout, as rank 0 of a run does (mpi/comm.h), and
-// prints one JSON line (stdout); other ranks print nothing. Without mpirun, or with one
+// Rank 0 runs its MPI progress thread as rank 0 of a run does (mpi/comm.h; off only for the
+// MPI_Bcast rounds, a collective of its own thread), and prints one JSON line (stdout); other
+// ranks print nothing. Without mpirun, or with one
 // rank, a UsageError says how to start it.
 #include <algorithm>
 #include <atomic>
