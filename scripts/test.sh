@@ -32,7 +32,10 @@ phase setup bash scripts/setup.sh
 phase "release build" bash scripts/build.sh release
 phase "release tests" ctest --preset release -j "${RINGRL_TEST_JOBS:-2}"
 # The Python package: build it into build/python (incremental) and run its tests (docs/python.md).
-phase "python" bash -c "python3 -m pip install -q --no-build-isolation . && python3 -m pytest -q python/tests"
+# Debian's own python3 refuses a system-wide install without --break-system-packages (as in
+# setup.sh); a python of one's own takes it plainly.
+phase "python" bash -c "{ python3 -m pip install -q --no-build-isolation . 2>/dev/null ||
+  python3 -m pip install -q --no-build-isolation --break-system-packages .; } && python3 -m pytest -q python/tests"
 phase "gpu check" env RINGRL_GPU_BUILD_DIR=build/release bash scripts/gpu_check.sh  # no GPU: one JSON line
 if [[ "${RINGRL_SKIP_SANITIZERS:-0}" != 1 ]]; then
   phase "tsan build" bash -c "cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $jobs --target ringrl_concurrency_tests"
