@@ -10,7 +10,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config python3 python3-pip
+  build-essential cmake ninja-build pkg-config python3 python3-pip python3-dev
   libboost-dev libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev
   libmujoco-dev libqhull-dev libgl-dev libopengl-dev
