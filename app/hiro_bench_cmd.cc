@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 constexpr double kMaxSideSeconds = 5.0;  // actor-only and each learner side: at most this long
 constexpr double kSideFraction = 0.25;   // ... or this fraction of --seconds
 constexpr double kMetricsEveryS = 0.5;   // metrics rows of the end-to-end run (its rate's resolution)
-constexpr int kGemmSize = 2048;          // the peak GEMM: n x n fp32
+constexpr int kGemmSize = 2048;          // the peak GEMM: n x n fp32 (and bf16 with learner_precision bf16)
 constexpr int kGemmReps = 3;
 constexpr double kGiga = 1e9;
 
@@ -134,6 +134,11 @@ void run_hiro_bench(const HiroBenchCli& c) {
   const double bound = peak / flops.per_env_step;
   const int cores = learner::available_cpus();
   const double cores_bound = cores * bound;
+  // learner_precision bf16: the bound again at one core's bfloat16 GEMM rate, the peak of the
+  // products that run in bfloat16 (the thin layers stay float32, so neither bound is exact).
+  const bool bf16 = t.learner.precision == "bf16";
+  const double peak_bf16 = bf16 ? bench::gemm_peak_flops(kGemmSize, kGemmReps, /*bf16=*/true) : 0.0;
+  const double cores_bound_bf16 = cores * peak_bf16 / flops.per_env_step;
 
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   // What a thread setting gave end to end and alone.
@@ -151,7 +156,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
         {"fraction_of_cores_bound", ratio(e.rate.env_steps_per_s, cores_bound)},
         {"learner_fraction_of_cores_bound", ratio(l.ours_env_steps_per_s, cores_bound)}};
   };
-  const nlohmann::json out = {
+  nlohmann::json out = {
       {"bench", "hiro"},
       {"env", t.env},
       {"goal_space", hiro::goal_space_name(t.learner.goal_space.kind)},
@@ -160,6 +165,7 @@ void run_hiro_bench(const HiroBenchCli& c) {
       {"batch_size", t.learner.batch_size},
       {"device", lr.device},
       {"td3_kernel", t.learner.td3_kernel},
+      {"learner_precision", t.learner.precision},
       {"seconds", c.seconds},
       {"learner_threads", threads},
       // The configured (auto) threads, as before the thread settings were compared.
@@ -194,6 +200,11 @@ void run_hiro_bench(const HiroBenchCli& c) {
       {"cores", cores},
       {"cores_flop_bound_env_steps_per_s", cores_bound},
       {"fraction_of_cores_bound", ratio(e2e.rate.env_steps_per_s, cores_bound)}};
+  if (bf16) {
+    out["core_gemm_gflops_bf16"] = peak_bf16 / kGiga;
+    out["cores_flop_bound_env_steps_per_s_bf16"] = cores_bound_bf16;
+    out["fraction_of_cores_bound_bf16"] = ratio(e2e.rate.env_steps_per_s, cores_bound_bf16);
+  }
   if (c.json) {
     std::printf("%s\n", out.dump().c_str());
   } else {
@@ -228,6 +239,10 @@ void run_hiro_bench(const HiroBenchCli& c) {
         peak / kGiga, 100 * ratio(e2e.rate.env_steps_per_s, bound), 100 * ratio(lr.ours_env_steps_per_s, bound), cores,
         cores_bound, 100 * ratio(e2e.rate.env_steps_per_s, cores_bound),
         100 * ratio(e2e1.rate.env_steps_per_s, cores_bound));
+    if (bf16)
+      std::printf("  learner_precision bf16: one core's bf16 GEMM %.1f GFLOP/s; %d-core bound %.1f env steps/s, end to "
+                  "end at %.1f%%\n",
+                  peak_bf16 / kGiga, cores, cores_bound_bf16, 100 * ratio(e2e.rate.env_steps_per_s, cores_bound_bf16));
   }
   std::fflush(stdout);
 }

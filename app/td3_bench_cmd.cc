@@ -2,7 +2,8 @@
 // update and the relabel pass; spec hiro.md §3, §5, §9) under each kernel of the device, in
 // one invocation on the same replay rows: on CUDA the graph kernel with its phases captured
 // as CUDA graphs against the same kernel uncaptured and the eager kernel; on the CPU the fused
-// kernel against the eager and the (uncaptured) graph kernel. scripts/gpu_check.sh runs it.
+// kernel against the eager and the (uncaptured) graph kernel; with learner_precision=bf16 the
+// fused kernel in bfloat16 first, against all of those in float32. scripts/gpu_check.sh runs it.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -28,6 +29,8 @@ constexpr double kGiga = 1e9;
 // Untimed updates per level and setting: the graph kernel's phases are captured after
 // GraphTd3::kGraphWarmup direct calls, and the actor phase runs every second update.
 constexpr int kWarmupUpdates = 10;
+constexpr int kGemmSize = 2048;  // the peak GEMM: n x n
+constexpr int kGemmReps = 3;
 
 struct Td3BenchCli {
   std::string env = "ant-maze", device = "auto", config;
@@ -37,7 +40,7 @@ struct Td3BenchCli {
 };
 
 struct Setting {
-  std::string kernel, cuda_graphs;
+  std::string kernel, cuda_graphs, precision;
 };
 
 void run_td3_bench(const Td3BenchCli& c) {
@@ -48,11 +51,20 @@ void run_td3_bench(const Td3BenchCli& c) {
   const hiro::HiroTrainOptions t = hiro_train_options_from(cfg);
   const std::string& d = t.learner.device;
   const bool cuda = d == "auto" ? learner::cuda_device_count() > 0 : d.rfind("cuda", 0) == 0;
+  // learner_precision bf16 (the fused CPU kernel only) runs first, against the same kernel in
+  // float32 and then the others; every other setting is float32.
   std::vector<Setting> settings;
-  settings.push_back(cuda ? Setting{"graph", "on"} : Setting{"fused", "off"});
-  settings.push_back(Setting{"graph", "off"});
-  settings.push_back(Setting{"eager", "off"});
+  if (t.learner.precision != "fp32") settings.push_back(Setting{"fused", "off", t.learner.precision});
+  settings.push_back(cuda ? Setting{"graph", "on", "fp32"} : Setting{"fused", "off", "fp32"});
+  settings.push_back(Setting{"graph", "off", "fp32"});
+  settings.push_back(Setting{"eager", "off", "fp32"});
   const bench::HiroFlops flops = bench::hiro_flops(t.learner, t.high_every);
+  // The peak beside each figure: one core's GEMM on 2048 x 2048 matrices in this invocation,
+  // in float32 and, when a setting runs in bfloat16, in bfloat16; a setting's share of it is
+  // its GFLOP/s over (learner threads x that peak). CPU only (0 on CUDA).
+  const bool any_bf16 = t.learner.precision == "bf16";
+  const double peak = cuda ? 0.0 : bench::gemm_peak_flops(kGemmSize, kGemmReps);
+  const double peak_bf16 = any_bf16 && !cuda ? bench::gemm_peak_flops(kGemmSize, kGemmReps, /*bf16=*/true) : 0.0;
 
   nlohmann::json rows = nlohmann::json::array();
   std::vector<bench::Td3Timing> timings;
@@ -62,6 +74,7 @@ void run_td3_bench(const Td3BenchCli& c) {
     lb.learner = t.learner;
     lb.learner.td3_kernel = s.kernel;
     lb.learner.cuda_graphs = s.cuda_graphs;
+    lb.learner.precision = s.precision;
     lb.actor = hiro_actor_options_from(cfg);
     lb.data_steps = t.initial_steps;
     lb.high_every = t.high_every;
@@ -72,8 +85,14 @@ void run_td3_bench(const Td3BenchCli& c) {
     device = r.device;
     timings.push_back(r.ours);
     const auto per_s = [](double ms) { return ms > 0 ? 1000.0 / ms : 0.0; };
+    // FLOP/s of an update over the learner threads' peak in its precision.
+    const auto share = [&](double flop, double ms, const std::string& precision) {
+      const double p = (precision == "bf16" ? peak_bf16 : peak) * t.learner.threads;
+      return ms > 0 && p > 0 ? flop / (ms * 1e-3) / p : 0.0;
+    };
     rows.push_back({{"td3_kernel", s.kernel},
                     {"cuda_graphs", s.cuda_graphs},
+                    {"learner_precision", s.precision},
                     {"low_update_ms", r.ours.low_ms},
                     {"high_update_ms", r.ours.high_ms},
                     {"relabel_ms", r.ours.relabel_ms},
@@ -82,6 +101,9 @@ void run_td3_bench(const Td3BenchCli& c) {
                     {"low_gflop_per_s", r.ours.low_ms > 0 ? flops.low_update / (r.ours.low_ms * 1e-3) / kGiga : 0.0},
                     {"high_gflop_per_s", r.ours.high_ms > 0 ? flops.high_update / (r.ours.high_ms * 1e-3) / kGiga : 0.0},
                     {"learner_env_steps_per_s", r.ours_env_steps_per_s},
+                    {"peak_gflops", (s.precision == "bf16" ? peak_bf16 : peak) / kGiga},
+                    {"low_fraction_of_threads_peak", share(flops.low_update, r.ours.low_ms, s.precision)},
+                    {"high_fraction_of_threads_peak", share(flops.high_update, r.ours.high_ms, s.precision)},
                     {"low_updates", r.ours.low_updates},
                     {"high_updates", r.ours.high_updates}});
   }
@@ -89,7 +111,8 @@ void run_td3_bench(const Td3BenchCli& c) {
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   nlohmann::json speedups = nlohmann::json::object();
   for (std::size_t i = 1; i < settings.size(); ++i)
-    speedups[settings[i].kernel + "_cuda_graphs_" + settings[i].cuda_graphs] = {
+    speedups[settings[i].kernel + "_cuda_graphs_" + settings[i].cuda_graphs +
+             (settings[i].precision == "fp32" ? "" : "_" + settings[i].precision)] = {
         {"low", ratio(timings[i].low_ms, timings[0].low_ms)}, {"high", ratio(timings[i].high_ms, timings[0].high_ms)}};
   const nlohmann::json out = {{"bench", "td3-update"},
                               {"env", t.env},
@@ -100,6 +123,7 @@ void run_td3_bench(const Td3BenchCli& c) {
                               {"seconds_per_setting", c.seconds},
                               {"gflop_per_update", {{"low", flops.low_update / kGiga}, {"high", flops.high_update / kGiga},
                                                     {"relabel", flops.relabel / kGiga}}},
+                              {"core_gemm_gflops", peak / kGiga},
                               {"settings", rows},
                               {"first_setting_speedup_over", speedups}};
   if (c.json) {
@@ -114,11 +138,22 @@ void run_td3_bench(const Td3BenchCli& c) {
     if (i > 0)
       versus = fmt::format("; first setting x{:.2f} / x{:.2f}", ratio(timings[i].low_ms, timings[0].low_ms),
                            ratio(timings[i].high_ms, timings[0].high_ms));
-    std::printf("  %-6s cuda_graphs %-3s  low %7.3f ms  high %7.3f ms  relabel %7.3f ms  (%.1f / %.1f GFLOP/s)%s\n",
-                settings[i].kernel.c_str(), settings[i].cuda_graphs.c_str(), timings[i].low_ms, timings[i].high_ms,
-                timings[i].relabel_ms, rows[i]["low_gflop_per_s"].get<double>(),
-                rows[i]["high_gflop_per_s"].get<double>(), versus.c_str());
+    std::string of_peak;
+    if (!cuda)
+      of_peak = fmt::format(" = {:.1f}% / {:.1f}% of the peak", 100 * rows[i]["low_fraction_of_threads_peak"].get<double>(),
+                            100 * rows[i]["high_fraction_of_threads_peak"].get<double>());
+    std::printf("  %-6s %-4s cuda_graphs %-3s  low %7.3f ms  high %7.3f ms  relabel %7.3f ms  (%.1f / %.1f GFLOP/s%s)%s\n",
+                settings[i].kernel.c_str(), settings[i].precision.c_str(), settings[i].cuda_graphs.c_str(),
+                timings[i].low_ms, timings[i].high_ms, timings[i].relabel_ms, rows[i]["low_gflop_per_s"].get<double>(),
+                rows[i]["high_gflop_per_s"].get<double>(), of_peak.c_str(), versus.c_str());
   }
+  if (cuda) {
+    std::fflush(stdout);
+    return;
+  }
+  std::printf("  peak: %d thread(s) x one core's GEMM (2048^2), fp32 %.1f GFLOP/s", t.learner.threads, peak / kGiga);
+  if (any_bf16) std::printf(", bf16 %.1f GFLOP/s (for the bf16 setting)", peak_bf16 / kGiga);
+  std::printf("\n");
   std::fflush(stdout);
 }
 

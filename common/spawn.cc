@@ -49,6 +49,7 @@ int child_main(void* arg) {
     if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_DFL) sigaction(sig, &dfl, nullptr);
   }
   if (p.o->own_process_group) setpgid(0, 0);
+  if (p.o->nice > 0) (void)nice(p.o->nice);  // raising one's own nice value is always permitted
   prctl(PR_SET_PDEATHSIG, p.o->death_signal);
   if (getppid() != p.parent) _exit(kExitFailure);  // the parent died before prctl took effect
   if (!p.o->log.empty()) {

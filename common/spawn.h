@@ -10,7 +10,8 @@
 // exec. The child gets the parent's death signal (prctl), an empty signal mask and default
 // dispositions (a parent's ignored, handled or blocked signals do not leak into it),
 // optionally its own process group (terminal signals then reach only the parent, which
-// forwards them) and optionally a log file for stdout and stderr with stdin on /dev/null. If
+// forwards them), optionally a lower scheduling priority (`nice` added to the parent's) and
+// optionally a log file for stdout and stderr with stdin on /dev/null. If
 // the parent died before prctl took effect the child exits kExitFailure; if exec fails it
 // exits kExitExecFailed. Returns once the child has exec'd or exited. Throws std::system_error
 // when the clone fails. Thread-safe.
@@ -31,6 +32,7 @@ struct SpawnOptions {
   std::vector<std::string> environment;    // "NAME=value" entries when not inherited
   int death_signal = SIGKILL;              // sent to the child when the parent dies
   bool own_process_group = false;
+  int nice = 0;                            // added to the child's nice value (0 to 19; 0: the parent's)
   std::string log;                         // non-empty: stdout and stderr append here, stdin is /dev/null
 };
 

@@ -96,6 +96,7 @@ hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   // goes on that way.
   l.adam_form = runfiles::has(cfg, "adam_form") ? get<std::string>(cfg, "adam_form") : "torch";
   l.actor_zero_grad_steps = runfiles::has(cfg, "actor_zero_grad_steps") && get<bool>(cfg, "actor_zero_grad_steps");
+  l.precision = runfiles::has(cfg, "learner_precision") ? get<std::string>(cfg, "learner_precision") : "fp32";
   l.seed = get<std::uint64_t>(cfg, "seed");
   t.env = c.env;
   t.targets = c.targets;
@@ -113,6 +114,7 @@ hiro::HiroTrainOptions hiro_train_options_from(const nlohmann::json& cfg) {
   t.max_seconds = get<double>(cfg, "max_seconds");
   t.repetitions = get<std::uint32_t>(cfg, "repetitions");
   t.checkpoint_every_s = get<double>(cfg, "checkpoint_every_s");
+  t.actor_nice = runfiles::has(cfg, "actor_nice") ? get<int>(cfg, "actor_nice") : 0;
   t.metrics_every_s = get<double>(cfg, "metrics_every_s");
   // Absent in run directories from before the key: auto.
   t.learner_threads = runfiles::has(cfg, "learner_threads") ? get<std::uint32_t>(cfg, "learner_threads") : 0;

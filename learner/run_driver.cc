@@ -365,6 +365,7 @@ void RunSettings::validate() const {
   if (!(max_seconds >= 0)) throw UsageError(fmt::format("max_seconds {}: expected >= 0", max_seconds));
   if (!(metrics_every_s > 0)) throw UsageError(fmt::format("metrics_every_s {}: expected > 0", metrics_every_s));
   if (!(unit_timeout_s > 0)) throw UsageError(fmt::format("unit_timeout_s {}: expected > 0", unit_timeout_s));
+  if (actor_nice < 0 || actor_nice > 19) throw UsageError(fmt::format("actor_nice {}: expected 0 to 19", actor_nice));
   if (only_repetition >= static_cast<std::int64_t>(repetitions))
     throw UsageError(fmt::format("only repetition {}: expected below repetitions {}", only_repetition, repetitions));
 }
@@ -414,6 +415,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   po_actors.layout = lo;
   po_actors.record_mask = algo.record_mask();
   po_actors.executable = o.executable;
+  po_actors.actor_nice = o.actor_nice;
   // The launch of actor slot `slot` (remote slots too: a node replaces segment and config).
   po_actors.launch = [&](std::uint32_t slot) {
     ActorLaunch launch;

@@ -490,12 +490,13 @@ PostInitialRate post_initial_rate(const std::string& metrics_csv, std::uint64_t 
   return r;
 }
 
-double gemm_peak_flops(int n, int reps) {
+double gemm_peak_flops(int n, int reps, bool bf16) {
   const int saved_threads = torch::get_num_threads();
   torch::set_num_threads(1);
   torch::NoGradGuard no_grad;
-  const auto a = torch::randn({n, n});
-  const auto b = torch::randn({n, n});
+  const auto type = bf16 ? torch::kBFloat16 : torch::kFloat;
+  const auto a = torch::randn({n, n}).to(type);
+  const auto b = torch::randn({n, n}).to(type);
   auto c = torch::mm(a, b);  // warm-up
   double best = 0;
   for (int i = 0; i < std::max(reps, 1); ++i) {

@@ -18,8 +18,8 @@
 //   1/high_every relabel pass.
 // * hiro_flops() counts the multiply-adds of the linear layers from the shapes (2 FLOP each;
 //   a trained pass = forward + input gradient + weight gradient = 3 x forward; elementwise
-//   ops and Adam are left out). gemm_peak_flops() is the best of `reps` fp32 torch::mm of
-//   n x n matrices on one thread of the CPU.
+//   ops and Adam are left out). gemm_peak_flops() is the best of `reps` torch::mm of n x n
+//   matrices on one thread of the CPU, in float32 or (learner_precision bf16) bfloat16.
 // * Torch stays out of this header. One thread uses these functions.
 #pragma once
 
@@ -103,7 +103,8 @@ struct PostInitialRate {
 };
 PostInitialRate post_initial_rate(const std::string& metrics_csv, std::uint64_t initial_steps);
 
-/// fp32 GEMM FLOP/s of one CPU thread: best of `reps` timed n x n torch::mm (after one warm-up).
-double gemm_peak_flops(int n, int reps);
+/// GEMM FLOP/s of one CPU thread: best of `reps` timed n x n torch::mm (after one warm-up), in
+/// float32 or, with `bf16`, bfloat16.
+double gemm_peak_flops(int n, int reps, bool bf16 = false);
 
 }  // namespace ringrl::bench

@@ -75,6 +75,7 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
   t.cuda_graphs = td3::parse_cuda_graphs(o.cuda_graphs);
   t.adam_form = td3::parse_adam_form(o.adam_form);
   t.actor_zero_grad_steps = o.actor_zero_grad_steps;
+  t.precision = td3::parse_td3_precision(o.precision);
   t.threads = o.threads;
   return t;
 }
@@ -118,6 +119,7 @@ void HiroOptions::validate() const {
   (void)td3::parse_td3_kernel(td3_kernel);
   (void)td3::parse_cuda_graphs(cuda_graphs);
   (void)td3::parse_adam_form(adam_form);
+  (void)td3::parse_td3_precision(precision);
   if (device_replay != "auto" && device_replay != "on" && device_replay != "off")
     throw UsageError("hiro: device_replay '" + device_replay + "': expected auto, on or off");
   for (const int d : {obs_dim, action_dim(), goal_space.dim, context_dim, meta_period})

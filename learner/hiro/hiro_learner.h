@@ -85,6 +85,7 @@ struct HiroOptions {
   std::string device_replay = "auto";                         // auto (on with CUDA) | on | off
   std::string adam_form = "tf";                               // tf (the reference) | torch (td3.h)
   bool actor_zero_grad_steps = false;                         // the reference's off-step Adam steps (§5)
+  std::string precision = "fp32";  // fp32 (the reference) | bf16 (a departure: td3.h, the fused CPU kernel)
   int threads = 1;  // the fused kernels' and the relabel pass's threads (the wing: learner_threads)
   std::uint64_t seed = 0;
 

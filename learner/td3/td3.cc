@@ -179,6 +179,12 @@ AdamForm parse_adam_form(const std::string& name) {
   throw UsageError("adam form '" + name + "': expected tf (TensorFlow, the reference) or torch (PyTorch)");
 }
 
+Td3Precision parse_td3_precision(const std::string& name) {
+  if (name == "fp32") return Td3Precision::kFloat32;
+  if (name == "bf16") return Td3Precision::kBfloat16;
+  throw UsageError("learner precision '" + name + "': expected fp32 (the reference) or bf16 (a departure, fused CPU kernel)");
+}
+
 void Td3Options::validate() const {
   const Td3Shape& s = shape;
   if (s.input_dim < 1) throw UsageError("td3: input_dim must be >= 1, got " + std::to_string(s.input_dim));
@@ -283,6 +289,10 @@ Td3Agent::Td3Agent(const Td3Options& options, torch::Device device, std::shared_
                                         critic2_target_, *arena_);
     return;
   }
+  if (options_.precision != Td3Precision::kFloat32)
+    throw UsageError("td3: learner precision bf16 needs the fused CPU kernel, not the " +
+                     std::string(td3_kernel_name(options_.kernel)) +
+                     " kernel on " + device_.str());
   const bool graph_kernel = options_.kernel == Td3Kernel::kGraph ||
                             (options_.kernel == Td3Kernel::kAuto && options_.cuda_graphs != CudaGraphs::kOff);
   if (options_.cuda_graphs == CudaGraphs::kOn && !(graph_kernel && device_.is_cuda()))
@@ -487,6 +497,7 @@ void Td3Agent::load(ByteReader& in) {
   if (fused_) {
     fused_->actor_adam().load(in);
     fused_->critic_adam().load(in);
+    fused_->weights_changed();
   } else if (graph_) {
     graph_->actor_adam().load(in);
     graph_->critic_adam().load(in);

@@ -38,6 +38,13 @@
 //   static buffers (any device), captured as CUDA graphs on CUDA unless cuda_graphs is off;
 //   kAuto picks kFused on the CPU, and on CUDA kGraph (kEager with cuda_graphs off). All
 //   follow the contract above and share the checkpoint layout.
+// * Precision: kFloat32 (the default) computes in float32 throughout. kBfloat16, a named
+//   departure from the reference, has the fused kernel multiply its large products (inner and
+//   output dimensions >= 64: each network's hidden-to-hidden layer, forward and backward, and
+//   its weight gradient) in bfloat16 with float32 sums (MKL's cblas_gemm_bf16bf16f32, on AMX
+//   where the CPU has it); the thin layers, the bias, ReLU and tanh passes, the losses, Adam,
+//   the soft update and every stored weight stay float32. Only the fused kernel has it
+//   (UsageError with another kernel, or where LibTorch's BLAS has no bf16 product).
 // * cuda_graphs: kAuto captures wherever the graph kernel runs on CUDA; kOn is the same but
 //   refuses (UsageError) a setup where nothing would be captured (a CPU device, or the eager
 //   or fused kernel); kOff never captures.
@@ -86,6 +93,11 @@ enum class AdamForm { kTensorFlow, kPyTorch };
 /// "tf" or "torch"; UsageError otherwise.
 AdamForm parse_adam_form(const std::string& name);
 
+/// The number format of the fused kernel's large products (file comment).
+enum class Td3Precision { kFloat32, kBfloat16 };
+/// "fp32" or "bf16"; UsageError otherwise.
+Td3Precision parse_td3_precision(const std::string& name);
+
 /// Sizes and box of one agent's networks.
 struct Td3Shape {
   int input_dim = 0;  // x: obs (+) goal or context
@@ -112,6 +124,7 @@ struct Td3Options {
   AdamForm adam_form = AdamForm::kTensorFlow;  // §3: TF's Adam
   bool actor_zero_grad_steps = false;          // §5 quirk: zero-gradient actor steps on off updates
   int threads = 1;                             // the fused kernel's threads, 1 to kMaxTaskThreads
+  Td3Precision precision = Td3Precision::kFloat32;  // kBfloat16: a departure, fused kernel only
 
   /// Throws UsageError naming the first bad value.
   void validate() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,6 +14,12 @@
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
                        const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
                        const float* beta, float* c, const int* ldc) __attribute__((weak));
+// MKL's bfloat16 product with float32 sums (C interface; layout 101 = row-major, transposes
+// 111 = none, 112 = transposed); null where LibTorch's BLAS has none (precision bf16 is then
+// refused).
+extern "C" void cblas_gemm_bf16bf16f32(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                                       const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, float beta,
+                                       float* c, int ldc) __attribute__((weak));
 
 namespace ringrl::td3 {
 
@@ -42,12 +49,92 @@ BlasOperand blas_operand(const torch::Tensor& t) {
   return o;
 }
 
+}  // namespace
+
+namespace fused_detail {
+
+// dst[i] <- src[i] rounded to bfloat16, to nearest even (the inputs are finite).
+[[gnu::target_clones("avx512f", "avx2", "default")]] void to_bf16(const float* __restrict src,
+                                                                   std::uint16_t* __restrict dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, src + i, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    dst[i] = static_cast<std::uint16_t>(u >> 16);
+  }
+}
+
+}  // namespace fused_detail
+
+namespace {
+
+// Where a bfloat16 form of operand x lies for cblas_gemm_bf16bf16f32: in a weight's copy when
+// x views a mirrored weight, else rounded into `scratch` (the row-major matrix under x, rows
+// made contiguous). `ok` is false for a layout BLAS cannot take.
+struct Bf16Operand {
+  bool ok = false, transposed = false;
+  int ld = 0;
+  const std::uint16_t* p = nullptr;
+};
+
+Bf16Operand bf16_operand(const torch::Tensor& x, const fused_detail::Bf16Mirrors& mirrors,
+                         std::vector<std::uint16_t>& scratch) {
+  const BlasOperand o = blas_operand(x);
+  Bf16Operand out;
+  if (!o.ok) return out;
+  out.ok = true;
+  out.transposed = o.transposed;
+  const float* p = f32(x);
+  for (const fused_detail::Bf16Mirror& m : mirrors) {
+    const float* base = f32(m.src);
+    if (p >= base && p < base + m.src.numel()) {
+      out.ld = o.ld;
+      out.p = m.bf.data() + (p - base);
+      return out;
+    }
+  }
+  // The row-major matrix under x: x itself, or x^T for a transposed view.
+  const std::int64_t rows = o.transposed ? x.size(1) : x.size(0);
+  const std::int64_t cols = o.transposed ? x.size(0) : x.size(1);
+  scratch.resize(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r) fused_detail::to_bf16(p + r * o.ld, scratch.data() + r * cols, cols);
+  out.ld = static_cast<int>(cols);
+  out.p = scratch.data();
+  return out;
+}
+
+// The smallest inner and output dimensions of a product that runs in bfloat16 (precision bf16):
+// the hidden-to-hidden layers and their gradients; the thin first and last layers stay float32.
+constexpr std::int64_t kBf16MinDim = 64;
+
+// c <- a . b + beta c in bfloat16 with float32 sums; false (nothing done) when the product is
+// too thin for it or a layout does not fit.
+bool gemm_bf16(torch::Tensor& c, const torch::Tensor& a, const torch::Tensor& b, float beta,
+               const fused_detail::Bf16Mirrors& mirrors) {
+  const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (k < kBf16MinDim || n < kBf16MinDim || m == 0 || cblas_gemm_bf16bf16f32 == nullptr) return false;
+  const BlasOperand oc = blas_operand(c);
+  if (!oc.ok || oc.transposed) return false;
+  thread_local std::vector<std::uint16_t> scratch_a, scratch_b;
+  const Bf16Operand pa = bf16_operand(a, mirrors, scratch_a);
+  const Bf16Operand pb = bf16_operand(b, mirrors, scratch_b);
+  if (!pa.ok || !pb.ok) return false;
+  constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  cblas_gemm_bf16bf16f32(kRowMajor, pa.transposed ? kTrans : kNoTrans, pb.transposed ? kTrans : kNoTrans,
+                         static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, pa.p, pa.ld, pb.p,
+                         pb.ld, beta, f32(c), oc.ld);
+  return true;
+}
+
 // c <- a . b + beta c on the learner's BLAS (MKL in LibTorch's wheel), called directly: at
 // batch 100 an update makes ~70 of these products, and torch's per-call dispatch, checks and
 // output resizing cost about as much as a small product itself. A row-major product is the
 // column-major product of the transposes, so a and b swap places in the call. Falls back to
 // at::mm_out / addmm_out where the library has no sgemm_ or a layout does not fit BLAS.
-void gemm(torch::Tensor& c, const torch::Tensor& a, const torch::Tensor& b, float beta = 0.0f) {
+// With `bf16` (precision bf16), a product gemm_bf16() takes goes there.
+void gemm(torch::Tensor& c, const torch::Tensor& a, const torch::Tensor& b, float beta = 0.0f,
+          const fused_detail::Bf16Mirrors* bf16 = nullptr) {
+  if (bf16 != nullptr && gemm_bf16(c, a, b, beta, *bf16)) return;
   const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   const BlasOperand oa = blas_operand(a), ob = blas_operand(b), oc = blas_operand(c);
   if (sgemm_ == nullptr || !oa.ok || !ob.ok || !oc.ok || oc.transposed || m == 0 || n == 0) {
@@ -111,8 +198,9 @@ namespace {
 
 // out <- in . w^T + b, then ReLU when `relu`: one GEMM into `out` (which may be a column
 // slice), then one pass that adds the bias and clips.
-void linear(torch::Tensor& out, const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b, bool relu) {
-  gemm(out, in, w.t());
+void linear(torch::Tensor& out, const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b, bool relu,
+            const fused_detail::Bf16Mirrors* bf16) {
+  gemm(out, in, w.t(), 0.0f, bf16);
   fused_detail::bias_act_rows(f32(out), out.size(0), out.size(1), out.stride(0), f32(b), relu);
 }
 
@@ -336,6 +424,34 @@ FusedTd3::FusedTd3(const Td3Options& options, Actor& actor, Critic& q1, Critic& 
     for (auto& t : online->tensors()) soft_src_.push_back(t);
   }
   soft_chunks_ = chunks_of(soft_dst_);
+  if (options.precision == Td3Precision::kBfloat16) {
+    if (cblas_gemm_bf16bf16f32 == nullptr)
+      throw UsageError("td3: learner precision bf16 needs MKL's cblas_gemm_bf16bf16f32, which this LibTorch's BLAS "
+                       "lacks (use fp32)");
+    bf16_ = true;
+    for (const Net* n : {&actor_, &q1_, &q2_, &actor_t_, &q1_t_, &q2_t_})
+      mirrors_.push_back(fused_detail::Bf16Mirror{n->l2.w, std::vector<std::uint16_t>(n->l2.w.numel())});
+    weights_changed();
+  }
+}
+
+fused_detail::Bf16Mirror* FusedTd3::mirror_of(const torch::Tensor& w) {
+  if (!bf16_) return nullptr;
+  for (fused_detail::Bf16Mirror& m : mirrors_)
+    if (m.src.data_ptr() == w.data_ptr()) return &m;
+  return nullptr;
+}
+
+void FusedTd3::refresh_bf16(const torch::Tensor& w, std::int64_t begin, std::int64_t end) {
+  if (fused_detail::Bf16Mirror* m = mirror_of(w))
+    fused_detail::to_bf16(f32(m->src) + begin, m->bf.data() + begin, end - begin);
+}
+
+void FusedTd3::weights_changed() {
+  arena_.run(static_cast<int>(mirrors_.size()), [&](int k, int /*slot*/) {
+    const fused_detail::Bf16Mirror& m = mirrors_[static_cast<std::size_t>(k)];
+    refresh_bf16(m.src, 0, m.src.numel());
+  });
 }
 
 void FusedTd3::ensure_batch(std::int64_t rows) {
@@ -389,13 +505,13 @@ void FusedTd3::critic_input(const torch::Tensor& x, const torch::Tensor& a, torc
 }
 
 void FusedTd3::actor_forward(const Net& n, ActorWork& ws) const {
-  linear(ws.h1, ws.xin, n.l1.w, n.l1.b, /*relu=*/true);
+  linear(ws.h1, ws.xin, n.l1.w, n.l1.b, /*relu=*/true, bf16());
   actor_tail(n, ws);
 }
 
 void FusedTd3::actor_tail(const Net& n, ActorWork& ws) const {
-  linear(ws.h2, ws.h1, n.l2.w, n.l2.b, /*relu=*/true);
-  linear(ws.t, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
+  linear(ws.h2, ws.h1, n.l2.w, n.l2.b, /*relu=*/true, bf16());
+  linear(ws.t, ws.h2, n.l3.w, n.l3.b, /*relu=*/false, bf16());
   float* t = f32(ws.t);
   float* mu = f32(ws.mu);
   const std::int64_t rows = ws.t.size(0);
@@ -409,10 +525,10 @@ void FusedTd3::actor_tail(const Net& n, ActorWork& ws) const {
 
 void FusedTd3::critic_forward(const Net& n, const torch::Tensor& in1, CriticWork& ws) const {
   auto h1 = ws.in2.narrow(1, 0, h1_);
-  linear(h1, in1, n.l1.w, n.l1.b, /*relu=*/true);
+  linear(h1, in1, n.l1.w, n.l1.b, /*relu=*/true, bf16());
   copy_masked(f32(ws.in2) + h1_, ws.in2.stride(0), in1.narrow(1, in_, act_), 0);  // the action enters again
-  linear(ws.h2, ws.in2, n.l2.w, n.l2.b, /*relu=*/true);
-  linear(ws.q, ws.h2, n.l3.w, n.l3.b, /*relu=*/false);
+  linear(ws.h2, ws.in2, n.l2.w, n.l2.b, /*relu=*/true, bf16());
+  linear(ws.q, ws.h2, n.l3.w, n.l3.b, /*relu=*/false, bf16());
 }
 
 void FusedTd3::critic_backward_rows(const Net& n, CriticWork& ws, torch::Tensor* d_action) const {
@@ -429,30 +545,31 @@ void FusedTd3::critic_backward_rows(const Net& n, CriticWork& ws, torch::Tensor*
         dz2[e] = h2[e] > 0.0f ? dq[i] * w3[j] : 0.0f;
       }
   }
-  gemm(ws.dz1, ws.dz2, n.l2.w.narrow(1, 0, h1_));
+  gemm(ws.dz1, ws.dz2, n.l2.w.narrow(1, 0, h1_), 0.0f, bf16());
   relu_backward_in_place(ws.dz1, ws.in2.narrow(1, 0, h1_));
   if (d_action != nullptr) {
     // The action enters twice: at the first layer and after it.
-    gemm(*d_action, ws.dz2, n.l2.w.narrow(1, h1_, act_));
-    gemm(*d_action, ws.dz1, n.l1.w.narrow(1, in_, act_), /*beta=*/1.0f);
+    gemm(*d_action, ws.dz2, n.l2.w.narrow(1, h1_, act_), 0.0f, bf16());
+    gemm(*d_action, ws.dz1, n.l1.w.narrow(1, in_, act_), /*beta=*/1.0f, bf16());
   }
 }
 
 void FusedTd3::weight_block(int j, const Net& n, Net& g, const torch::Tensor& d1, const torch::Tensor& in1,
                             const torch::Tensor& d2, const torch::Tensor& in2, const torch::Tensor& d3,
                             const torch::Tensor& in3, const AdamState& adam, std::size_t base,
-                            const fused_detail::AdamConstants& c) const {
+                            const fused_detail::AdamConstants& c) {
   // Layer l, units [u0, u1): rows u0.. of its weight gradient = d_l[:, u0:u1]^T in_l, its bias
   // entries the column sums; then Adam on exactly those rows and entries.
   const auto layer = [&](const Layer& w, Layer& gl, const torch::Tensor& d, const torch::Tensor& in, std::int64_t u0,
                          std::int64_t u1, std::size_t k) {
     if (u1 <= u0) return;
     auto gw = gl.w.narrow(0, u0, u1 - u0);
-    gemm(gw, d.narrow(1, u0, u1 - u0).t(), in);
+    gemm(gw, d.narrow(1, u0, u1 - u0).t(), in, 0.0f, bf16());
     column_sums(f32(gl.b) + u0, d.narrow(1, u0, u1 - u0));
     const std::int64_t cols = w.w.size(1);
     adam.apply(c, base + k, u0 * cols, u1 * cols, f32(gw));
     adam.apply(c, base + k + 1, u0, u1, f32(gl.b) + u0);
+    refresh_bf16(w.w, u0 * cols, u1 * cols);
   };
   const auto [a0, a1] = block_range(j, units_, h1_);
   const auto [b0, b1] = block_range(j, units_, h2_);
@@ -552,9 +669,9 @@ void FusedTd3::actor_rows(Block& bk, const torch::Tensor& x) {
         dz3[e] = da[e] * half_[j] * (1.0f - t[e] * t[e]);
       }
   }
-  gemm(bk.aw.dz2, bk.aw.dz3, actor_.l3.w);
+  gemm(bk.aw.dz2, bk.aw.dz3, actor_.l3.w, 0.0f, bf16());
   relu_backward_in_place(bk.aw.dz2, bk.aw.h2);
-  gemm(bk.aw.dz1, bk.aw.dz2, actor_.l2.w);
+  gemm(bk.aw.dz1, bk.aw.dz2, actor_.l2.w, 0.0f, bf16());
   relu_backward_in_place(bk.aw.dz1, bk.aw.h1);
 }
 
@@ -576,8 +693,10 @@ float FusedTd3::actor_step(const torch::Tensor& x) {
 void FusedTd3::actor_zero_grad_step() {
   const fused_detail::AdamConstants c = actor_adam_.begin_step();
   arena_.run(static_cast<int>(actor_chunks_.size()), [&](int task, int /*slot*/) {
-    for (const Piece& p : actor_chunks_[static_cast<std::size_t>(task)])
+    for (const Piece& p : actor_chunks_[static_cast<std::size_t>(task)]) {
       actor_adam_.apply(c, p.k, p.begin, p.end, /*grad=*/nullptr);
+      refresh_bf16(actor_adam_.param(p.k), p.begin, p.end);
+    }
   });
 }
 
@@ -585,9 +704,11 @@ void FusedTd3::soft_update() {
   const float tau = static_cast<float>(options_.tau);
   const float keep = static_cast<float>(1.0 - options_.tau);
   arena_.run(static_cast<int>(soft_chunks_.size()), [&](int task, int /*slot*/) {
-    for (const Piece& p : soft_chunks_[static_cast<std::size_t>(task)])
+    for (const Piece& p : soft_chunks_[static_cast<std::size_t>(task)]) {
       fused_detail::soft_update_loop(f32(soft_dst_[p.k]) + p.begin, f32(soft_src_[p.k]) + p.begin, p.end - p.begin,
                                      keep, tau);
+      refresh_bf16(soft_dst_[p.k], p.begin, p.end);
+    }
   });
 }
 
@@ -647,7 +768,7 @@ torch::Tensor FusedTd3::act_on_sums(const torch::Tensor& a, const torch::Tensor&
   const std::int64_t open = in_ - masked_;
   const auto w1 = actor_.l1.w.narrow(1, masked_, open).t();
   torch::Tensor first[2] = {torch::empty({ta.size(0), h1_}, torch::kFloat), torch::empty({tb.size(0), h1_}, torch::kFloat)};
-  arena_.run(2, [&](int k, int /*slot*/) { gemm(first[k], (k == 0 ? ta : tb).narrow(1, masked_, open), w1); });
+  arena_.run(2, [&](int k, int /*slot*/) { gemm(first[k], (k == 0 ? ta : tb).narrow(1, masked_, open), w1, 0.0f, bf16()); });
   ensure_act_scratch();
   const auto chunks = static_cast<int>((rows + kActChunkRows - 1) / kActChunkRows);
   arena_.run(chunks, [&](int k, int slot) {

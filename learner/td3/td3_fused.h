@@ -30,6 +30,14 @@
 //       near-equal chunks of about kChunkFloats parameters;
 //     - act(): chunks of kActChunkRows rows, the scratch per thread.
 //   Losses are summed on the calling thread in row order, as before the cut.
+// * Precision bf16 (td3.h): the products with inner and output dimensions >= 64 go to MKL's
+//   cblas_gemm_bf16bf16f32 with float32 sums. Their activation operands are rounded to
+//   bfloat16 (to nearest even) per product, in the calling task's scratch; each network's
+//   hidden-to-hidden weight, the one weight such a product reads, has a bfloat16 copy, made
+//   where the weight changes: by the task that takes the Adam step on a block of its rows
+//   (or a chunk of its zero-gradient step), by the soft update's chunk, and in full at
+//   construction and by weights_changed(), which whoever writes the networks' weights from
+//   outside (Td3Agent::load) calls. Still deterministic and independent of the thread count.
 // * CPU only; float32, contiguous batches. One thread calls an instance (its tasks run on the
 //   arena's threads).
 // * AdamState keeps the per-parameter moments and a shared step count; save()/load() use the
@@ -56,6 +64,12 @@ namespace fused_detail {
 struct AdamConstants {
   float b1, b2, one_b1, one_b2, sqrt_bc2, eps, step_size;
 };
+/// A bfloat16 copy of one float32 weight (precision bf16), in the weight's layout.
+struct Bf16Mirror {
+  torch::Tensor src;
+  std::vector<std::uint16_t> bf;
+};
+using Bf16Mirrors = std::vector<Bf16Mirror>;
 }  // namespace fused_detail
 
 /// Adam over a fixed list of CPU parameter tensors, in either form of td3.h. A step is
@@ -120,6 +134,10 @@ class FusedTd3 {
   torch::Tensor act_on_sums(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& ia,
                             const torch::Tensor& ib);
 
+  /// After the networks' weights were written from outside (a checkpoint loaded): precision
+  /// bf16 makes its bfloat16 copies anew; nothing with float32.
+  void weights_changed();
+
   /// Row blocks of a batch of `rows` (the row cut).
   static int row_blocks(std::int64_t rows) noexcept;
   /// Unit blocks of the hidden layers (the unit cut).
@@ -180,7 +198,13 @@ class FusedTd3 {
   void weight_block(int j, const Net& n, Net& g, const torch::Tensor& d1, const torch::Tensor& in1,
                     const torch::Tensor& d2, const torch::Tensor& in2, const torch::Tensor& d3,
                     const torch::Tensor& in3, const AdamState& adam, std::size_t base,
-                    const fused_detail::AdamConstants& c) const;
+                    const fused_detail::AdamConstants& c);
+  // Precision bf16: the copy of `w` when it has one (else null), and elements [begin, end) of
+  // it made anew from `w`.
+  fused_detail::Bf16Mirror* mirror_of(const torch::Tensor& w);
+  void refresh_bf16(const torch::Tensor& w, std::int64_t begin, std::int64_t end);
+  // The copies the products may read: null with float32.
+  const fused_detail::Bf16Mirrors* bf16() const noexcept { return bf16_ ? &mirrors_ : nullptr; }
   // The critic step on one row block (everything before the weight gradients).
   void critic_rows(Block& bk, const Td3Batch& b, const float* eps, const float* r);
   // The actor step on one row block (everything before the weight gradients).
@@ -203,6 +227,8 @@ class FusedTd3 {
   ActorWork aw_;
   std::vector<Block> blocks_;
   std::vector<ActorWork> act_scratch_;  // act(): one per arena slot
+  bool bf16_ = false;
+  fused_detail::Bf16Mirrors mirrors_;  // precision bf16: the l2 weight of each of the six networks
 };
 
 }  // namespace ringrl::td3

@@ -2,10 +2,12 @@
 #include "common/spawn.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -106,6 +108,26 @@ TEST(Spawn, OwnProcessGroupAndAnEnvironmentOfItsOwn) {
   EXPECT_EQ(getpgid(sleeper), sleeper);
   kill(sleeper, SIGKILL);
   wait_status(sleeper);
+}
+
+// `nice` lowers the child's priority by that much from the parent's (the run driver's
+// actor_nice); the parent keeps its own.
+TEST(Spawn, NiceLowersTheChildsPriorityOnly) {
+  errno = 0;
+  const int parent = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  if (parent > 19 - 5) GTEST_SKIP() << "this test already runs at nice " << parent;
+  const fs::path log = log_file("nice");
+  fs::remove(log);
+  SpawnOptions o;
+  o.executable = "/usr/bin/nice";  // with no command: prints its own nice value
+  o.nice = 5;
+  o.log = log.string();
+  const int status = wait_status(spawn_process(o));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(read_all(log), std::to_string(parent + 5) + "\n");
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), parent);
+  fs::remove(log);
 }
 
 TEST(Spawn, AnExecutableThatCannotRunEndsTheChildWithItsStatus) {

@@ -88,6 +88,29 @@ TEST(TaskArena, TwoThreadsRunTwoTasksAtOnceInTheCallersFloatingPointMode) {
   EXPECT_TRUE(mode_ok.load());
 }
 
+// Many short runs back to back, and arenas made and dropped at once (a worker may start
+// after the first runs, or only at the destructor): no task is lost or run twice, no wake-up is
+// lost (a lost one hangs the test).
+TEST(TaskArena, ManyShortRunsAndShortLivedArenas) {
+  for (const int threads : {2, 3}) {
+    TaskArena arena(threads);
+    long long sum = 0;
+    std::atomic<long long> got{0};
+    for (int r = 0; r < 20000; ++r) {
+      const int tasks = 1 + r % 4;
+      arena.run(tasks, [&](int task, int) { got.fetch_add(task + 1, std::memory_order_relaxed); });
+      sum += tasks * (tasks + 1) / 2;
+    }
+    EXPECT_EQ(got.load(), sum) << threads;
+  }
+  for (int k = 0; k < 300; ++k) {
+    TaskArena arena(2 + k % 2);
+    std::atomic<int> ran{0};
+    for (int r = 0; r < k % 3; ++r) arena.run(3, [&](int, int) { ran.fetch_add(1, std::memory_order_relaxed); });
+    EXPECT_EQ(ran.load(), 3 * (k % 3));
+  }
+}
+
 TEST(TaskArena, BusyTimeCountsUnderThePhaseSet) {
   TaskArena arena(2);
   arena.set_phase(learner::Phase::kCritic);

@@ -186,6 +186,12 @@ TEST_F(TrainHiro, BadInputIsOneClearLine) {
   r = run({"train", "hiro", "--env", "kinematic-maze", "--correction", "best", "--run-dir", dir.string()});
   EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run({"train", "hiro", "--env", "kinematic-maze", "--set", "actor_nice=25", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.err;
+  EXPECT_NE(r.err.find("actor_nice 25: expected 0 to 19"), std::string::npos) << r.err;
+  r = run({"train", "hiro", "--env", "kinematic-maze", "--set", "learner_precision=fp16", "--run-dir", dir.string()});
+  EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.err;
+  EXPECT_NE(r.err.find("learner precision 'fp16': expected fp32"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 

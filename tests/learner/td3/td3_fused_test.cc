@@ -4,7 +4,9 @@
 // over many updates (with ZERO_OBS masking, both actor-step phases, zero-gradient actor steps
 // and a batch-size change); checkpoints move between the kernels; act() over several chunks
 // equals the module; one and two learner threads give the same bits (the task cut does not
-// depend on the count); cuda_graphs=on is refused where nothing would be captured.
+// depend on the count); cuda_graphs=on is refused where nothing would be captured; the
+// bfloat16 products (learner_precision bf16) follow float32 closely, are as independent of
+// the thread count, and follow a loaded checkpoint.
 // td3_test.cc checks the default kernel (fused on the CPU) against hand-computed values.
 #include <algorithm>
 #include <cmath>
@@ -219,13 +221,14 @@ bool same_bits(Td3Agent& a, Td3Agent& b) {
 // 12 updates at 1 and at 2 threads from the same weights, on paper-sized hidden layers (two
 // unit blocks) and batches of 1, 2 and 4 row blocks: the same bits after every update, the
 // same losses, and act() over several chunks the same.
-void expect_threads_agree(bool zero_grad_steps) {
+void expect_threads_agree(bool zero_grad_steps, Td3Precision precision = Td3Precision::kFloat32) {
   ASSERT_EQ(FusedTd3::row_blocks(100), 2);
   ASSERT_EQ(FusedTd3::row_blocks(200), 4);
   ASSERT_EQ(FusedTd3::row_blocks(37), 1);
   Td3Options o = options(Td3Kernel::kFused, /*masked=*/2);
   o.shape.hidden1 = 300;
   o.shape.hidden2 = 260;
+  o.precision = precision;
   ASSERT_EQ(std::min(o.shape.hidden1, o.shape.hidden2) / FusedTd3::kUnitsPerBlock, 2) << "two unit blocks";
   o.actor_zero_grad_steps = zero_grad_steps;
   Td3Agent one(o, torch::kCPU);
@@ -262,6 +265,102 @@ void expect_threads_agree(bool zero_grad_steps) {
 
 TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBits) { expect_threads_agree(false); }
 TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBitsWithZeroGradientSteps) { expect_threads_agree(true); }
+
+TEST(Td3Fused, OneAndTwoThreadsGiveTheSameBitsInBfloat16) {
+  expect_threads_agree(true, Td3Precision::kBfloat16);
+}
+
+// Paper-sized hidden layers, so that the hidden-to-hidden products run in bfloat16.
+Td3Options wide(Td3Precision precision) {
+  Td3Options o = options(Td3Kernel::kFused, /*masked=*/2);
+  o.shape.hidden1 = 300;
+  o.shape.hidden2 = 300;
+  o.precision = precision;
+  return o;
+}
+
+// learner_precision bf16 (td3.h): from the same weights, the bfloat16 products give the
+// float32 kernel's actions and losses to bfloat16 rounding, yet not bit for bit (they did run
+// in bfloat16); over updates on the same batches (at this test's large learning rates) the
+// two sets of weights part by far less than they move.
+TEST(Td3FusedBf16, FollowsFloat32CloselyButNotBitForBit) {
+  Td3Agent fp32(wide(Td3Precision::kFloat32), torch::kCPU);
+  Td3Agent bf16(wide(Td3Precision::kBfloat16), torch::kCPU);
+  ASSERT_EQ(max_rel_diff(fp32, bf16), 0.0) << "same seed, same initial weights";
+  torch::manual_seed(11);
+  const auto x = torch::randn({600, 9}) * 3;
+  const auto a32 = fp32.act(x), a16 = bf16.act(x);
+  EXPECT_TRUE(torch::allclose(a16, a32, 0.01, 1e-3)) << (a16 - a32).abs().max().item<double>();
+  EXPECT_FALSE(torch::equal(a16, a32)) << "the bfloat16 products did not run";
+  const auto start = all_tensors(fp32);
+  for (int u = 0; u < 10; ++u) {
+    const Td3Batch b = batch(100, 400 + u);
+    const auto eps = torch::randn({100, 3});
+    const Td3Stats s32 = fp32.update(b, eps);
+    const Td3Stats s16 = bf16.update(b, eps);
+    if (u == 0) {  // the critic loss from the same weights
+      const double l32 = s32.critic_loss.item<double>(), l16 = s16.critic_loss.item<double>();
+      EXPECT_NEAR(l16, l32, 0.01 * std::fabs(l32));
+      EXPECT_NE(l16, l32);
+    }
+  }
+  const auto t32 = all_tensors(fp32), t16 = all_tensors(bf16);
+  double moved = 0.0, parted = 0.0;
+  for (std::size_t i = 0; i < t32.size(); ++i) {
+    moved += (t32[i] - start[i]).abs().sum().item<double>();
+    parted += (t16[i] - t32[i]).abs().sum().item<double>();
+  }
+  EXPECT_GT(moved, 1.0);
+  EXPECT_LT(parted, 0.1 * moved);
+}
+
+// The bfloat16 weight copies follow a checkpoint: a loaded agent continues bit for bit as
+// the one that wrote it (Td3Agent::load calls weights_changed()).
+TEST(Td3FusedBf16, ALoadedCheckpointContinuesBitForBit) {
+  Td3Agent a(wide(Td3Precision::kBfloat16), torch::kCPU);
+  for (int u = 0; u < 3; ++u) a.update(batch(100, u));
+  std::string bytes;
+  StringSink sink(&bytes);
+  ByteWriter w(sink);
+  a.save(w);
+  Td3Options other = wide(Td3Precision::kBfloat16);
+  other.seed = 99;  // other initial weights, and so other weight copies, until the load
+  Td3Agent b(other, torch::kCPU);
+  MemorySource src(bytes);
+  ByteReader r(src, "td3 checkpoint");
+  b.load(r);
+  ASSERT_TRUE(same_bits(a, b));
+  for (int u = 3; u < 7; ++u) {
+    const Td3Batch bt = batch(100, u);
+    const auto eps = torch::randn({100, 3});
+    a.update(bt, eps);
+    b.update(bt, eps);
+    ASSERT_TRUE(same_bits(a, b)) << "after update " << u;
+  }
+}
+
+TEST(Td3FusedBf16, NamesParseAndOnlyTheFusedKernelTakesIt) {
+  EXPECT_EQ(parse_td3_precision("fp32"), Td3Precision::kFloat32);
+  EXPECT_EQ(parse_td3_precision("bf16"), Td3Precision::kBfloat16);
+  try {
+    parse_td3_precision("fp16");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "learner precision 'fp16': expected fp32 (the reference) or bf16 (a departure, fused CPU kernel)");
+  }
+  for (const Td3Kernel k : {Td3Kernel::kEager, Td3Kernel::kGraph}) {
+    Td3Options o = wide(Td3Precision::kBfloat16);
+    o.kernel = k;
+    try {
+      Td3Agent a(o, torch::kCPU);
+      FAIL() << td3_kernel_name(k);
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("td3: learner precision bf16 needs the fused CPU kernel, not the ") +
+                                           td3_kernel_name(k) + " kernel on cpu");
+    }
+  }
+}
 
 TEST(Td3Fused, KernelNamesParseAndAutoIsFusedOnTheCpu) {
   EXPECT_EQ(parse_td3_kernel("auto"), Td3Kernel::kAuto);
