@@ -40,8 +40,8 @@
 //   follow the contract above and share the checkpoint layout.
 // * Precision: kFloat32 (the default) computes in float32 throughout. kBfloat16, a named
 //   departure from the reference, has the fused kernel multiply its large products (inner and
-//   output dimensions >= 64: each network's hidden-to-hidden layer, forward and backward, and
-//   its weight gradient) in bfloat16 with float32 sums (MKL's cblas_gemm_bf16bf16f32, on AMX
+//   output dimensions >= 64: at the paper's sizes each network's hidden-to-hidden layer,
+//   forward and backward, and the weight gradients of it and of the output layer) in bfloat16 with float32 sums (MKL's cblas_gemm_bf16bf16f32, on AMX
 //   where the CPU has it); the thin layers, the bias, ReLU and tanh passes, the losses, Adam,
 //   the soft update and every stored weight stay float32. Only the fused kernel has it
 //   (UsageError with another kernel, or where LibTorch's BLAS has no bf16 product).
