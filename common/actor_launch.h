@@ -21,6 +21,7 @@ struct ActorLaunch {
   std::string config_path;                    // resolved run config (JSON); may be empty
   std::uint64_t seed = 0;                     // per-actor seed chosen by the learner (common/seeds.h)
   std::map<std::string, std::string> params;  // kind-specific settings
+  int nice = 0;  // added to the process's nice value when it starts (common/spawn.h); not an argument
 
   /// The actor process's argv[1..]: actor --kind K --segment S --slot I --seed N [--config F]
   /// [--param k=v ...].

@@ -13,7 +13,7 @@ SupervisorOptions supervisor_options(const ActorPoolOptions& o, const ActorPool*
   SupervisorOptions so;
   so.executable = o.executable;
   so.heartbeat_timeout = o.heartbeat_timeout;
-  so.nice = o.actor_nice;
+  so.nice = [pool](std::uint32_t slot) { return pool->launch(slot).nice; };
   so.args = [pool](std::uint32_t slot) { return pool->launch(slot).to_args(); };
   return so;
 }

@@ -43,7 +43,6 @@ struct ActorPoolOptions {
   std::uint64_t record_mask = RingReader::kAllTypes;  // record types the rings accept
   std::string executable;              // the actors' binary; empty = this process's own
   std::chrono::milliseconds heartbeat_timeout{60000};  // an actor silent this long is restarted
-  int actor_nice = 0;  // added to each actor's nice value: below the learner's threads when > 0
   /// The launch of slot `slot`; the pool fills in the segment name.
   std::function<ActorLaunch(std::uint32_t slot)> launch;
 };

@@ -63,7 +63,7 @@ void Supervisor::spawn(std::uint32_t slot) {
   o.executable = options_.executable;
   if (options_.args) o.args = options_.args(slot);
   o.death_signal = SIGKILL;
-  o.nice = options_.nice;
+  o.nice = options_.nice ? options_.nice(slot) : 0;
   ActorSlot& s = segment_.slot(slot);
   s.state.store(static_cast<std::uint32_t>(ActorState::kStarting), std::memory_order_relaxed);  // display only
   s.heartbeat_ns.store(steady_now_ns(), std::memory_order_relaxed);  // a timestamp: only its age is read

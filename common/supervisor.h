@@ -31,7 +31,7 @@ struct SupervisorOptions {
   std::chrono::milliseconds max_restart_backoff{5000};
   std::chrono::milliseconds heartbeat_timeout{0};  // 0 = no hang detection
   std::chrono::milliseconds stop_grace{5000};      // before SIGTERM; as long again before SIGKILL
-  int nice = 0;  // added to each actor's nice value (spawn.h), 0 to 19
+  std::function<int(std::uint32_t slot)> nice;  // added to a slot's nice value (spawn.h), 0 to 19; null = 0
 };
 
 class Supervisor {

@@ -415,7 +415,6 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
   po_actors.layout = lo;
   po_actors.record_mask = algo.record_mask();
   po_actors.executable = o.executable;
-  po_actors.actor_nice = o.actor_nice;
   // The launch of actor slot `slot` (remote slots too: a node replaces segment and config).
   po_actors.launch = [&](std::uint32_t slot) {
     ActorLaunch launch;
@@ -423,6 +422,7 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
     launch.slot = slot;
     launch.seed = actor_seed(o.seed, slot);
     launch.config_path = o.config_path;
+    launch.nice = o.actor_nice;
     algo.fill_launch(launch);
     return launch;
   };

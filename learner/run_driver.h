@@ -61,9 +61,10 @@ struct RunSettings {
   double unit_timeout_s = 60;
   std::string config_path;  // resolved config handed to each actor (--config)
   std::string executable;   // actor binary; empty = this process's binary
-  /// Added to the local actors' nice value (0 to 19): where actors and the learner's threads
-  /// share the cores, the learner's threads then run first (a preempted learner thread holds up
-  /// its partners at the next join; an actor waits less for a core than they do).
+  /// Added to the local actors' nice value (0 to 19; ActorLaunch::nice, which a wing may lower
+  /// for one slot in fill_launch): where actors and the learner's threads share the cores, the
+  /// learner's threads then run first (a preempted learner thread holds up its partners at the
+  /// next join; an actor waits less for a core than they do).
   int actor_nice = 0;
   bool resume = false;
   bool quiet = false;  // no progress line (benchmarks)

@@ -65,7 +65,10 @@ class HiroAlgorithm final : public Algorithm {
     // Where the collector's episode streams continue (actors/hiro/hiro_actor.h): the steps its
     // slot pushed before this process; the actor adds what it and its predecessors push here.
     if (const auto c = collector(launch.slot)) launch.params["step_base"] = std::to_string(stream_base_[*c]);
-    if (o_.eval && launch.slot == o_.actors) launch.kind = "hiro-eval";
+    if (o_.eval && launch.slot == o_.actors) {
+      launch.kind = "hiro-eval";
+      launch.nice = 0;  // the evaluator keeps the learner's priority: each evaluation must end within eval_every
+    }
   }
   // Other nodes run collectors only: the evaluator stays on the learner node.
   std::uint32_t actors_per_node(std::uint32_t /*local_slots*/) const override { return o_.actors; }

@@ -1,11 +1,16 @@
 #include "common/supervisor.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -92,6 +97,41 @@ TEST_F(SupervisorProcess, RestartsAreBoundedCountedAndBackedOff) {
   EXPECT_EQ(sup.total_restarts(), 6u);
   EXPECT_EQ(seg.slot(0).restarts.load(), 3u);
   EXPECT_EQ(seg.slot(1).state.load(), static_cast<std::uint32_t>(ActorState::kFailed));
+}
+
+// Each slot starts at the nice value its `nice` gives above the supervisor's (the run driver's
+// actor_nice: collectors below the learner, HIRO's evaluator not).
+TEST_F(SupervisorProcess, EachSlotStartsAtItsOwnNiceValue) {
+  errno = 0;
+  const int own = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  if (own > 19 - 7) GTEST_SKIP() << "this test already runs at nice " << own;
+  RunLayoutOptions lo;
+  lo.num_actors = 2;
+  RunSegment seg = RunSegment::create(unique_run_id("nice"), lo);
+  const std::string base = "/tmp/ringrl-sup-nice-" + std::to_string(getpid()) + "-";
+  for (int k = 0; k < 2; ++k) std::remove((base + std::to_string(k)).c_str());
+  SupervisorOptions o;
+  o.executable = "/bin/sh";
+  o.args = [&](std::uint32_t slot) {
+    const std::string f = base + std::to_string(slot);
+    return std::vector<std::string>{"-c", "nice > " + f + ".part && mv " + f + ".part " + f + " && exec sleep 60"};
+  };
+  o.nice = [](std::uint32_t slot) { return slot == 0 ? 7 : 0; };
+  o.stop_grace = 100ms;  // sleep ignores the stop flag
+  Supervisor sup(seg, o);
+  sup.start();
+  const auto read = [&](int k) {
+    std::ifstream in(base + std::to_string(k));
+    int v = -100;
+    in >> v;
+    return v;
+  };
+  ASSERT_TRUE(eventually([&] { return read(0) != -100 && read(1) != -100; }, 10s));
+  EXPECT_EQ(read(0), own + 7);
+  EXPECT_EQ(read(1), own);
+  sup.stop();
+  for (int k = 0; k < 2; ++k) std::remove((base + std::to_string(k)).c_str());
 }
 
 TEST_F(SupervisorProcess, StopEscalatesToKillForActorsThatIgnoreTheFlag) {
