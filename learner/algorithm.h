@@ -97,7 +97,8 @@ class Learning {
   virtual bool wants_records() const { return true; }
   /// True when step() should run now.
   virtual bool ready() const = 0;
-  /// One update; returns true when the weights changed and should be published.
+  /// One update (or several: version() counts them); returns true when the weights should be
+  /// published now.
   virtual bool step() = 0;
   /// Writes the current weights (blob_bytes() bytes).
   virtual void write_blob(std::byte* dst) const = 0;

@@ -577,12 +577,13 @@ DriverSummary run_training(Algorithm& algo, const DriverOptions& o) {
       if (o.max_seconds > 0 && rep_seconds() >= o.max_seconds) stop_rep = true;
       if (!stop_rep && algo.ready()) {
         const std::uint64_t version_before = algo.version();
-        if (algo.step()) {
-          // A step may make several updates (PQT with batches_per_update > 1).
-          summary.updates += std::max<std::uint64_t>(1, algo.version() - version_before);
-          publish();
-          pool.segment().control().learner_steps.fetch_add(1, std::memory_order_relaxed);  // a statistic
-        }
+        const bool publish_now = algo.step();
+        // A step may make several updates (PQT with batches_per_update > 1) and publish after
+        // none of them (HIRO with publish_every > 1 or no actor step).
+        const std::uint64_t updates = algo.version() - version_before;
+        summary.updates += updates;
+        pool.segment().control().learner_steps.fetch_add(updates, std::memory_order_relaxed);  // a statistic
+        if (publish_now) publish();
         idle.reset();
       } else if (got == 0) {
         idle.pause();

@@ -96,6 +96,7 @@ class HiroAlgorithm final : public Algorithm {
     best_success_ = -1;
     intrinsic_ = 0;
     low_stats_ = high_stats_ = HiroUpdateStats{};
+    unpublished_change_ = false;
     low_actor_loss_ = high_actor_loss_ = 0;
   }
   std::uint64_t version() const override { return low_; }
@@ -147,13 +148,17 @@ class HiroAlgorithm final : public Algorithm {
     admit_front();
     low_stats_ = learner_->update_low();
     if (low_stats_.actor_step) low_actor_loss_ = low_stats_.actor_loss;
+    unpublished_change_ = unpublished_change_ || low_stats_.actor_changed;
     ++low_;
     if (low_ % o_.high_every == 0 && !learner_->high_replay().empty()) {
       high_stats_ = learner_->update_high();
       if (high_stats_.actor_step) high_actor_loss_ = high_stats_.actor_loss;
+      unpublished_change_ = unpublished_change_ || high_stats_.actor_changed;
       ++high_;
     }
-    return low_ % o_.publish_every == 0;
+    if (low_ % o_.publish_every != 0 || !unpublished_change_) return false;
+    unpublished_change_ = false;
+    return true;
   }
   void write_blob(std::byte* dst) const override { learner_->write_blob(dst); }
   std::uint64_t budget_used() const override { return steps_; }
@@ -344,6 +349,7 @@ class HiroAlgorithm final : public Algorithm {
   double best_success_ = -1;
   double intrinsic_ = 0;  // running mean of the admitted steps' r_lo
   HiroUpdateStats low_stats_, high_stats_;
+  bool unpublished_change_ = false;  // an acting network changed after the last publication
   // Actor loss -mean Q1(x, mu(x)) at each level's last actor step (mean Q is its negative).
   double low_actor_loss_ = 0, high_actor_loss_ = 0;
   hiro::TransitionView view_;

@@ -12,7 +12,11 @@
 //   actors that run ahead wait on it and on their rings; they never change the ratio. Meta
 //   transitions and eval records are taken on arrival.
 // * Publishing: the actor-nets blob (HiroLearner::write_blob) after every publish_every low
-//   updates. The learner version is the low update count.
+//   updates, when either level's acting network has changed since the last publication
+//   (step() returns false otherwise): an actor step comes every update_period-th update (2),
+//   so half the publications would repeat the weights the actors hold. The learner version
+//   is the low update count; a record's lag counts the updates since the publication its
+//   collector acted with, which may hold the current weights.
 // * Evaluation: the last actor slot is the evaluator (kind "hiro-eval") when eval is on; its
 //   records give the metrics' eval columns and the result's best and final success. solved()
 //   is best eval success >= success_threshold; the driver stops on it only with

@@ -83,6 +83,7 @@ Td3Options agent_options(const HiroOptions& o, bool low) {
 HiroUpdateStats read_stats(const Td3Stats& s, bool read) {
   HiroUpdateStats out;
   out.actor_step = s.actor_step;
+  out.actor_changed = s.actor_changed;
   if (read) {
     out.critic_loss = s.critic_loss.item<double>();
     if (s.actor_step) out.actor_loss = s.actor_loss.item<double>();

@@ -128,6 +128,7 @@ struct HiroUpdateStats {
   double critic_loss = 0.0;
   double actor_loss = 0.0;  // 0 when the actor step was skipped
   bool actor_step = false;
+  bool actor_changed = false;  // the acting network's weights moved (td3::Td3Stats)
 };
 
 class HiroLearner {

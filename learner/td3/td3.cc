@@ -376,8 +376,9 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
       auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
       arena_->set_phase(learner::Phase::kTarget);
       fused_->soft_update();
-      stats.actor_step = true;
+      stats.actor_step = stats.actor_changed = true;
     } else if (options_.actor_zero_grad_steps) {
+      stats.actor_changed = true;
       auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
       arena_->set_phase(learner::Phase::kActor);
       fused_->actor_zero_grad_step();
@@ -393,8 +394,9 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
     auto scope = learner::profile_scope(profiler, learner::Phase::kActor);  // the target phase is in it
     if (counter_ % options_.update_period == 0) {
       stats.actor_loss = graph_->actor_step();
-      stats.actor_step = true;
+      stats.actor_step = stats.actor_changed = true;
     } else if (options_.actor_zero_grad_steps) {
+      stats.actor_changed = true;
       graph_->actor_zero_grad_step();
     }
     ++counter_;
@@ -424,8 +426,9 @@ Td3Stats Td3Agent::update(const Td3Batch& batch, const torch::Tensor& eps, learn
     }
     auto scope = learner::profile_scope(profiler, learner::Phase::kTarget);
     soft_update();
-    stats.actor_step = true;
+    stats.actor_step = stats.actor_changed = true;
   } else if (options_.actor_zero_grad_steps) {
+    stats.actor_changed = true;
     // The reference's off step: its actor loss times 0, so Adam steps with a zero gradient.
     auto scope = learner::profile_scope(profiler, learner::Phase::kActor);
     for (auto& p : actor_->parameters()) p.mutable_grad() = torch::zeros_like(p);

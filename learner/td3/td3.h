@@ -169,7 +169,8 @@ struct Td3Batch {
 struct Td3Stats {
   torch::Tensor critic_loss;
   torch::Tensor actor_loss;  // undefined when the actor step was skipped
-  bool actor_step = false;   // actor and targets were updated
+  bool actor_step = false;     // actor and targets were updated
+  bool actor_changed = false;  // the actor's weights moved: an actor step or a zero-gradient step
 };
 
 class FusedTd3;

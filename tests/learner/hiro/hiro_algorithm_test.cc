@@ -166,6 +166,38 @@ TEST(HiroAlgorithm, ALayoutOneCheckpointLoadsWithPositionsFromTheStepsEachCollec
   fs::remove_all(dir);
 }
 
+// Publications follow the acting networks: with an actor step every update_period-th low
+// update (from the first), step() asks for one after those updates only, and after every
+// update when the off updates take zero-gradient actor steps (which move the actor too);
+// version() counts every update either way (the run driver counts updates from it).
+TEST(HiroAlgorithm, PublishesOnlyWhenAnActingNetworkChanged) {
+  const fs::path dir = fs::temp_directory_path() / ("ringrl-hiro-algo-pub-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  for (const bool zero_grad : {false, true}) {
+    for (const std::uint32_t every : {1u, 3u}) {
+      HiroTrainOptions o = small_run(dir);
+      o.initial_steps = 20;
+      o.learner.batch_size = 8;
+      o.learner.actor_zero_grad_steps = zero_grad;
+      o.publish_every = every;
+      auto algo = make_hiro_algorithm(o);
+      algo->begin_repetition(0);
+      send(*algo, 0, 32, transition(o.learner));  // 20 initial steps (admitted on arrival), 12 queued
+      EXPECT_EQ(algo->version(), 0u);
+      bool changed = false;  // an actor moved since the last publication
+      for (std::uint64_t low = 1; low <= 12; ++low) {
+        changed = changed || zero_grad || (low - 1) % 2 == 0;  // update `low` has counter low - 1
+        const bool expected = low % every == 0 && changed;
+        if (expected) changed = false;
+        EXPECT_EQ(algo->step(), expected) << "low update " << low << ", zero_grad " << zero_grad << ", publish_every "
+                                          << every;
+        EXPECT_EQ(algo->version(), low);
+      }
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // A learner_threads count is taken as asked up to the maximum the options accept (auto:
 // tests/learner/threads_test.cc).
 TEST(HiroLearnerThreads, CountsAreValidatedUpToTheMaximum) {
