@@ -5,7 +5,8 @@
 # task's paper target, success = final-step distance < 5):
 #   1. AntMaze seeds 1 and 2, side by side (one learner thread each; docs/hiro.md: 1.24x the
 #      throughput of one seed on two threads), until eval success >= 0.9 or 3M env steps;
-#   2. AntPush seed 0 and AntFall seed 0, side by side, to 3M env steps.
+#   2. AntPush seed 0 and AntFall seed 0, side by side, to 3M env steps;
+#   3. more seeds: AntPush seed 1 and AntFall seed 1, side by side, to 3M env steps.
 # Every run resumes: run the script again after any interruption (Ctrl-C writes checkpoints).
 #   scripts/hiro_ant_runs.sh [RUN_ROOT]      (default runs/hiro-ant)
 # Environment: RINGRL_BIN (build/release/app/ringrl), MAX_ENV_STEPS (3000000).
@@ -35,6 +36,12 @@ train "$ROOT/ant-maze-s1s2" --env ant-maze --seed 1 --repetitions 2 --parallel 2
 train "$ROOT/ant-push-s0" --env ant-push --seed 0 &
 push=$!
 train "$ROOT/ant-fall-s0" --env ant-fall --seed 0 &
+fall=$!
+wait "$push"
+wait "$fall"
+train "$ROOT/ant-push-s1" --env ant-push --seed 1 &
+push=$!
+train "$ROOT/ant-fall-s1" --env ant-fall --seed 1 &
 fall=$!
 wait "$push"
 wait "$fall"
