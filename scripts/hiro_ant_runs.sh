@@ -33,15 +33,15 @@ train() {
 
 train "$ROOT/ant-maze-s1s2" --env ant-maze --seed 1 --repetitions 2 --parallel 2 \
   --set stop_on_success=true --set success_threshold=0.9
-train "$ROOT/ant-push-s0" --env ant-push --seed 0 &
-push=$!
-train "$ROOT/ant-fall-s0" --env ant-fall --seed 0 &
-fall=$!
-wait "$push"
-wait "$fall"
-train "$ROOT/ant-push-s1" --env ant-push --seed 1 &
-push=$!
-train "$ROOT/ant-fall-s1" --env ant-fall --seed 1 &
-fall=$!
-wait "$push"
-wait "$fall"
+# pair SEED: AntPush and AntFall with that seed, side by side.
+pair() {
+  local push fall
+  train "$ROOT/ant-push-s$1" --env ant-push --seed "$1" &
+  push=$!
+  train "$ROOT/ant-fall-s$1" --env ant-fall --seed "$1" &
+  fall=$!
+  wait "$push"
+  wait "$fall"
+}
+pair 0
+pair 1
